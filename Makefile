@@ -1,0 +1,32 @@
+# make run   - set up .venv and run the default experiment (GRR on synthetic data, epsilon=1)
+# make test  - set up .venv with the dev extras and run the whole test suite
+# make ui    - open the MLflow dashboard on the default store
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.dp2pub-installed
+STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
+
+.PHONY: run test ui venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "dp2pub needs Python >= 3.10, found " + sys.version.split()[0])'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/dp2pub $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+ui: $(STAMP)
+	$(BIN)/mlflow ui --backend-store-uri $(STORE)
+
+clean:
+	rm -rf $(VENV) outputs .pytest_cache

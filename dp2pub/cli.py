@@ -1,0 +1,51 @@
+"""The Hydra entry point ``dp2pub``: compose the config, run one tracked job, print results.
+
+``dp2pub epsilon=2 seed=3`` runs one job; ``dp2pub -m epsilon=0.5,1,2 seed=0,1`` sweeps, one
+MLflow run per job. Everything here is a thin shell around :func:`dp2pub.job.run_job`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from dp2pub.job import run_job
+from dp2pub.tracking import run_tracked, tracking_uri, ui_command
+from dp2pub.validation import ConfigError
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+def format_results(metrics: dict[str, float]) -> str:
+    """A two-column text table of metric names and values."""
+    width = max(len(name) for name in metrics)
+    lines = [f"{'metric':<{width}}  value", f"{'-' * width}  {'-' * 12}"]
+    lines += [f"{name:<{width}}  {value:.6g}" for name, value in sorted(metrics.items())]
+    return "\n".join(lines)
+
+
+def execute(cfg: DictConfig) -> str:
+    """Run and track the job described by a composed config; returns the run id."""
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+    run_id, result = run_tracked(plain, run_job, overrides)
+    uri = tracking_uri(plain)
+    print(f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+          f"epsilon={plain['epsilon']}, seed={plain['seed']})")
+    print(format_results(result.metrics))
+    print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
+    return run_id
+
+
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    """Console script ``dp2pub``. A config error prints one line and exits with status 2."""
+    try:
+        execute(cfg)
+    except ConfigError as error:
+        print(f"dp2pub: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -1,0 +1,54 @@
+"""The categorical domain of a table: attribute names and their ordered category labels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Attribute names and, per attribute, its ordered category labels.
+
+    Values of attribute ``j`` are integer codes ``0 .. sizes[j]-1``; ``labels[j][c]`` is the
+    label of code ``c``. Labels appear only at input and output.
+    """
+
+    names: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.labels):
+            raise ValueError(f"{len(self.names)} names but {len(self.labels)} label lists")
+        if len(set(self.names)) != len(self.names):
+            raise ValueError(f"attribute names are not unique: {self.names}")
+        for name, labels in zip(self.names, self.labels):
+            if len(labels) < 1:
+                raise ValueError(f"attribute {name!r} has an empty domain")
+
+    @classmethod
+    def from_sizes(cls, sizes: list[int] | np.ndarray, prefix: str = "a") -> Domain:
+        """A domain of attributes ``a0, a1, ...`` whose labels are ``"0" .. "k-1"``."""
+        names = tuple(f"{prefix}{j}" for j in range(len(sizes)))
+        labels = tuple(tuple(str(v) for v in range(int(k))) for k in sizes)
+        return cls(names, labels)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Domain size of every attribute, as an int64 array."""
+        return np.array([len(lab) for lab in self.labels], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        """Column position of attribute ``name``; lists the attributes if it is unknown."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(f"unknown attribute {name!r}; attributes are {list(self.names)}") from None
+
+    def subset(self, columns: list[int] | tuple[int, ...]) -> Domain:
+        """The domain restricted to the given column positions."""
+        return Domain(tuple(self.names[j] for j in columns), tuple(self.labels[j] for j in columns))

@@ -1,0 +1,55 @@
+"""Server-side post-processing of unbiased frequency estimates.
+
+An unbiased estimate may be negative and need not sum to one. Post-processing is free under
+differential privacy; it trades the estimator's unbiasedness for consistency.
+
+- ``unbiased``: no post-processing, ``(C - n q*) / (p* - q*)`` as it is.
+- ``clip``: negative entries set to zero, then rescaled to sum to one.
+- ``norm_sub``: Norm-Sub (Wang et al., "Locally differentially private frequency estimation
+  with consistency", NDSS 2020): subtract one common delta and clip at zero so that the result
+  sums to one, which is the Euclidean projection onto the probability simplex.
+
+``none`` (the raw report histogram, as the seed documents published it) is not a
+post-processing of the unbiased estimate; each oracle handles it itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ESTIMATORS: tuple[str, ...] = ("none", "unbiased", "clip", "norm_sub")
+
+
+def clip_normalize(freq: np.ndarray) -> np.ndarray:
+    """Clip negative entries to zero and rescale to sum to one (uniform if nothing is left)."""
+    out = np.clip(freq, 0.0, None)
+    total = out.sum()
+    if total <= 0:
+        return np.full_like(out, 1.0 / out.size)
+    return out / total
+
+
+def project_simplex(freq: np.ndarray) -> np.ndarray:
+    """Euclidean projection of ``freq`` (any shape) onto the probability simplex.
+
+    Duchi, Shalev-Shwartz, Singer, Chandra, ICML 2008, Figure 1: sort, find the largest
+    ``rho`` with ``u_rho - (sum_{i<=rho} u_i - 1) / rho > 0``, shift by that threshold.
+    """
+    flat = np.asarray(freq, dtype=np.float64).ravel()
+    u = np.sort(flat)[::-1]
+    cumulative = np.cumsum(u) - 1.0
+    ranks = np.arange(1, u.size + 1)
+    rho = np.nonzero(u - cumulative / ranks > 0)[0][-1]
+    theta = cumulative[rho] / (rho + 1)
+    return np.maximum(flat - theta, 0.0).reshape(np.shape(freq))
+
+
+def postprocess(freq: np.ndarray, estimator: str) -> np.ndarray:
+    """Apply the named post-processing to an unbiased frequency estimate of any shape."""
+    if estimator == "unbiased":
+        return freq
+    if estimator == "clip":
+        return clip_normalize(freq)
+    if estimator == "norm_sub":
+        return project_simplex(freq)
+    raise ValueError(f"estimator {estimator!r} is not a post-processing; use one of {ESTIMATORS}")

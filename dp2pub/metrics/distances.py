@@ -1,0 +1,19 @@
+"""Distances between an original and a published (or estimated) distribution.
+
+Definitions are the contract of DESIGN section 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def tvd(p: np.ndarray, q: np.ndarray) -> float:
+    """Total variation distance ``1/2 sum_v |p(v) - q(v)|`` of two frequency arrays."""
+    return 0.5 * float(np.abs(np.asarray(p, float) - np.asarray(q, float)).sum())
+
+
+def mse(p: np.ndarray, q: np.ndarray) -> float:
+    """Mean over cells of ``(p(v) - q(v))^2``; on frequencies this is ``mse_freq`` of one
+    attribute, on counts the seed documents' count-scale ``mse_count``."""
+    return float(np.mean((np.asarray(p, float) - np.asarray(q, float)) ** 2))

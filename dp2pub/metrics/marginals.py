@@ -1,0 +1,45 @@
+"""Joint marginals of integer-coded columns by mixed-radix codes and one ``bincount``."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+def joint_codes(codes: np.ndarray, sizes: np.ndarray | list[int]) -> np.ndarray:
+    """Mixed-radix code of each row of ``codes`` (n, m): ``sum_j codes[:, j] * prod(sizes[j+1:])``."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    strides = np.concatenate([np.cumprod(sizes[::-1])[::-1][1:], [1]]).astype(np.int64)
+    if codes.shape[1] == 1:
+        return codes[:, 0].astype(np.int64)
+    return codes.astype(np.int64) @ strides
+
+
+def marginal_counts(codes: np.ndarray, sizes: np.ndarray | list[int]) -> np.ndarray:
+    """Counts of every combination of the columns of ``codes``, as an array of shape ``sizes``."""
+    shape = tuple(int(s) for s in sizes)
+    flat = np.bincount(joint_codes(codes, shape), minlength=math.prod(shape))
+    return flat.reshape(shape)
+
+
+def attribute_subsets(
+    d: int, way: int, max_subsets: int | None, rng: np.random.Generator
+) -> list[tuple[int, ...]]:
+    """All ``way``-subsets of ``d`` attributes, or a seeded sample of ``max_subsets`` of them.
+
+    The sample is drawn without replacement from the lexicographic list of combinations, so
+    it depends only on ``(d, way, max_subsets)`` and the generator's state.
+    """
+    total = math.comb(d, way)
+    if max_subsets is None or total <= max_subsets:
+        return list(itertools.combinations(range(d), way))
+    if total > 10**6:  # too many to list: draw distinct sorted tuples directly
+        chosen: set[tuple[int, ...]] = set()
+        while len(chosen) < max_subsets:
+            chosen.add(tuple(sorted(rng.choice(d, size=way, replace=False).tolist())))
+        return sorted(chosen)
+    picks = np.sort(rng.choice(total, size=max_subsets, replace=False))
+    wanted = set(picks.tolist())
+    return [c for i, c in enumerate(itertools.combinations(range(d), way)) if i in wanted]

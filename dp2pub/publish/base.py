@@ -1,0 +1,71 @@
+"""What a publisher hands back: a release to measure, the published table, and its ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import math
+
+import numpy as np
+
+from dp2pub.data.dataset import Dataset
+from dp2pub.metrics.marginals import marginal_counts
+
+
+class Release(Protocol):
+    """Anything that answers marginal queries about the original table."""
+
+    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
+        """Estimated joint frequencies of ``columns``, an array shaped by their domain sizes."""
+
+    def expected_mse(self, column: int) -> float | None:
+        """Closed-form expected ``mse_freq`` of one attribute's estimate, if one exists."""
+
+
+@dataclass(frozen=True)
+class TableRelease:
+    """A published table answers marginal queries by counting its rows."""
+
+    table: Dataset
+
+    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
+        counts = marginal_counts(self.table.codes[:, list(columns)], self.table.domain.sizes[list(columns)])
+        return counts / self.table.n
+
+    def expected_mse(self, column: int) -> float | None:
+        return None
+
+
+@dataclass
+class Outcome:
+    """The result of publishing one table.
+
+    Attributes:
+        release: answers the marginal queries the metrics ask.
+        published: the published table, if the publisher releases one.
+        ledger: one row per budget item: ``{"phase", "attribute", "epsilon"}``; the per-user
+            cost ``epsilon_spent`` is its sum (sequential composition).
+        timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
+    """
+
+    release: Release
+    published: Dataset | None = None
+    ledger: list[dict] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def epsilon_spent(self) -> float | None:
+        """Per-user privacy cost under sequential composition, or None for non-DP methods."""
+        if not self.ledger:
+            return None
+        return math.fsum(row["epsilon"] for row in self.ledger)
+
+
+class Publisher(Protocol):
+    """A mechanism that publishes a whole table under a per-user budget ``epsilon``."""
+
+    name: str
+
+    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+        """Publish ``data`` spending at most ``epsilon`` per user."""

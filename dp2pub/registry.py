@@ -1,0 +1,51 @@
+"""Config entries (``dataset.name``, ``mechanism.name``) to library objects.
+
+This is the only place that knows the config layout of a dataset or a mechanism; each entry
+is a plain function of the entry's keys, so the same objects can be built without Hydra.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from dp2pub.data.dataset import Dataset
+from dp2pub.data.synthetic import make_synthetic
+from dp2pub.publish.base import Publisher
+from dp2pub.publish.grr_table import GRRTable
+from dp2pub.validation import ConfigError
+
+DATASETS: dict[str, Callable[..., Dataset]] = {"synthetic": make_synthetic}
+PUBLISHERS: dict[str, Callable[..., Publisher]] = {"grr": GRRTable}
+
+#: Keys of a config entry that are not arguments of its builder.
+RESERVED = {"name", "seed"}
+
+
+def _build(group: str, registry: Mapping[str, Callable[..., Any]], cfg: Mapping, **extra: Any) -> Any:
+    name = cfg.get("name")
+    if name not in registry:
+        raise ConfigError(f"{group}.name", name, "one of " + ", ".join(sorted(registry)))
+    builder = registry[name]
+    params = {k: v for k, v in cfg.items() if k not in RESERVED}
+    accepted = set(inspect.signature(builder).parameters) - set(extra)
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ConfigError(f"{group}.{unknown[0]}", params[unknown[0]], f"a key of {name}: {sorted(accepted)}")
+    try:
+        return builder(**params, **extra)
+    except ConfigError as error:
+        raise error.under(group) from None
+
+
+def build_dataset(cfg: Mapping, rng: np.random.Generator) -> Dataset:
+    """The dataset described by a ``dataset`` config entry, drawn with ``rng`` if random."""
+    return _build("dataset", DATASETS, cfg, rng=rng)
+
+
+def build_publisher(cfg: Mapping) -> Publisher:
+    """The publisher described by a ``mechanism`` config entry."""
+    return _build("mechanism", PUBLISHERS, cfg)

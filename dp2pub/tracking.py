@@ -1,0 +1,153 @@
+"""One MLflow run per job: params, tags, metrics and artifacts around :func:`run_job`.
+
+The store is ``tracking.uri`` if set, else ``MLFLOW_TRACKING_URI``, else a SQLite file
+``<outputs>/mlflow.db`` with artifacts under ``<outputs>/mlartifacts``. A job that raises
+leaves its run FAILED, with the error text in the ``error`` tag, and the error propagates.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import yaml
+
+from dp2pub.job import JobResult
+
+PACKAGES = ("dp2pub", "numpy", "pandas", "scikit-learn", "hydra-core", "mlflow")
+
+
+def outputs_dir(cfg: Mapping) -> Path:
+    """Absolute path of the outputs folder (``paths.outputs``, relative to the working dir)."""
+    return Path(cfg.get("paths", {}).get("outputs", "outputs")).resolve()
+
+
+def tracking_uri(cfg: Mapping) -> str:
+    """The tracking store this job writes to."""
+    uri = cfg.get("tracking", {}).get("uri") or os.environ.get("MLFLOW_TRACKING_URI")
+    return uri or f"sqlite:///{outputs_dir(cfg) / 'mlflow.db'}"
+
+
+def ui_command(uri: str) -> str:
+    """The command that opens the MLflow dashboard on ``uri``, with this environment's
+    ``mlflow`` executable (relative to the working directory when it lies below it)."""
+    if uri.startswith(("http://", "https://")):
+        return f"open {uri} in a browser"
+    mlflow_exe = Path(sys.executable).parent / "mlflow"
+    if mlflow_exe.exists():
+        try:
+            exe = str(mlflow_exe.relative_to(Path.cwd()))
+        except ValueError:
+            exe = str(mlflow_exe)
+    else:
+        exe = "mlflow"
+    return f"{exe} ui --backend-store-uri {uri}"
+
+
+def flatten(tree: Mapping, prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists stay values."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
+
+
+def _tags(overrides: list[str]) -> dict[str, str]:
+    tags = {"hydra_overrides": " ".join(overrides)}
+    commit = _git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+        tags["git_commit"] = commit
+    for package in PACKAGES:
+        try:
+            tags[f"version.{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return tags
+
+
+def _experiment_id(cfg: Mapping, uri: str) -> str:
+    """Get or create the experiment; on the default local store its artifacts go to
+    ``<outputs>/mlartifacts``."""
+    name = cfg.get("tracking", {}).get("experiment") or "dp2pub"
+    client = mlflow.MlflowClient(uri)
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    location = cfg.get("tracking", {}).get("artifact_location")
+    if location is None and uri.startswith("sqlite:///"):
+        location = (outputs_dir(cfg) / "mlartifacts").as_uri()
+    return client.create_experiment(name, artifact_location=location)
+
+
+def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "config.yaml").write_text(yaml.safe_dump(dict(cfg), sort_keys=False))
+        result.per_attribute.to_csv(folder / "per_attribute_metrics.csv", index=False)
+        if not result.ledger.empty:
+            result.ledger.to_csv(folder / "budget_ledger.csv", index=False)
+        if save_published and result.published is not None:
+            result.published.to_frame().to_csv(folder / "published.csv.gz", index=False)
+        mlflow.log_artifacts(str(folder))
+
+
+def run_name(cfg: Mapping) -> str:
+    """A readable run name such as ``grr-synthetic-eps1.0-seed0``."""
+    return (
+        f"{cfg['mechanism'].get('name')}-{cfg['dataset'].get('name')}"
+        f"-eps{cfg.get('epsilon')}-seed{cfg.get('seed')}"
+    )
+
+
+def run_tracked(
+    cfg: Mapping, job: Callable[[Mapping], JobResult], overrides: list[str] | None = None
+) -> tuple[str, JobResult]:
+    """Run ``job(cfg)`` inside a new MLflow run and log everything; returns the run id.
+
+    ``cfg`` is the resolved config as plain containers. The run is created before the job
+    starts, so even a config error leaves a FAILED run that says why.
+    """
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    uri = tracking_uri(cfg)
+    if uri.startswith("sqlite:///"):
+        outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    experiment_id = _experiment_id(cfg, uri)
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg)) as run:
+        mlflow.set_tags(_tags(overrides or []))
+        mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
+        try:
+            result = job(cfg)
+        except BaseException as error:
+            mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
+            raise
+        mlflow.log_metrics(result.metrics)
+        _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
+    return run.info.run_id, result

@@ -1,0 +1,36 @@
+"""Shared fixtures: a throw-away MLflow store and composed configs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "conf"
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory) -> str:
+    """A SQLite tracking store shared by the tests of one session."""
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+
+
+def compose_config(overrides: list[str]):
+    """The config the CLI would compose for ``overrides`` (without running it)."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def run_cli(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output."""
+    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
+    full_env.pop("MLFLOW_TRACKING_URI", None)
+    return subprocess.run(
+        [sys.executable, "-m", "dp2pub", *args],
+        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300,
+    )

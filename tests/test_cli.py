@@ -1,0 +1,93 @@
+"""End to end: the Hydra app writes MLflow runs that can be read back."""
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
+
+from dp2pub.cli import execute
+from dp2pub.validation import ConfigError
+from tests.conftest import ROOT, compose_config, run_cli
+from tests.test_job import BAD
+
+CONTRACT = ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
+            "n_records", "n_attributes", "time_perturb_s", "time_estimate_s", "time_total_s")
+
+
+def runs_of(uri, experiment):
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    return [] if found is None else client.search_runs([found.experiment_id])
+
+
+def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["epsilon=2", "seed=3", "dataset.n=2000", "save_published=true",
+                    f"tracking.uri={uri}", "tracking.experiment=e2e",
+                    f"tracking.artifact_location={(tmp_path / 'art').as_uri()}",
+                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "tvd_1way" in done.stdout and f"mlflow ui --backend-store-uri {uri}" in done.stdout
+    (run,) = runs_of(uri, "e2e")
+    assert run.info.status == "FINISHED"
+    assert set(CONTRACT) <= set(run.data.metrics)
+    assert run.data.params["epsilon"] == "2" and run.data.params["seed"] == "3"
+    assert run.data.params["dataset.name"] == "synthetic" and run.data.params["mechanism.name"] == "grr"
+    assert run.data.tags["hydra_overrides"].startswith("epsilon=2 seed=3")
+    assert "version.numpy" in run.data.tags
+    artifacts = {a.path for a in MlflowClient(uri).list_artifacts(run.info.run_id)}
+    assert {"config.yaml", "per_attribute_metrics.csv", "budget_ledger.csv", "published.csv.gz"} <= artifacts
+    assert (tmp_path / "out" / "hydra").is_dir()
+
+
+def test_multirun_lands_one_run_per_job(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["-m", "epsilon=0.5,2", "dataset.n=1000", f"tracking.uri={uri}",
+                    "tracking.experiment=sweep", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runs = runs_of(uri, "sweep")
+    assert sorted(r.data.params["epsilon"] for r in runs) == ["0.5", "2"]
+    assert all(r.info.status == "FINISHED" for r in runs)
+
+
+def test_default_store_is_sqlite_under_outputs(tmp_path):
+    done = run_cli(["dataset.n=500", "tracking.experiment=default-store"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "outputs" / "mlflow.db"
+    assert db.is_file()
+    (run,) = runs_of(f"sqlite:///{db}", "default-store")
+    assert run.info.artifact_uri.startswith((tmp_path / "outputs" / "mlartifacts").as_uri())
+
+
+def test_bad_input_exits_nonzero_and_leaves_the_run_failed(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["epsilon=nan", f"tracking.uri={uri}", "tracking.experiment=bad",
+                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "epsilon=nan is invalid: expected a finite number > 0" in done.stderr
+    (run,) = runs_of(uri, "bad")
+    assert run.info.status == "FAILED"
+    assert "epsilon=nan" in run.data.tags["error"]
+
+
+@pytest.mark.parametrize("overrides,message", BAD)
+def test_every_bad_input_leaves_a_failed_run(store, overrides, message, tmp_path):
+    experiment = "bad-" + "".join(c if c.isalnum() else "_" for c in " ".join(overrides))
+    cfg = compose_config([*overrides, f"tracking.uri={store}", f"tracking.experiment={experiment}",
+                          f"paths.outputs={tmp_path}"])
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        execute(cfg)
+    (run,) = runs_of(store, experiment)
+    assert run.info.status == "FAILED" and message in run.data.tags["error"]
+    assert mlflow.active_run() is None
+
+
+def test_mlflow_tracking_uri_environment_variable_selects_the_store(tmp_path, monkeypatch):
+    uri = f"sqlite:///{tmp_path / 'env.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    cfg = compose_config(["dataset.n=300", "tracking.experiment=env", f"paths.outputs={tmp_path}"])
+    execute(cfg)
+    (run,) = runs_of(uri, "env")
+    assert run.info.status == "FINISHED"
+    assert OmegaConf.select(cfg, "tracking.uri") is None

@@ -1,0 +1,77 @@
+"""The library-level job: determinism, budget and input validation, without Hydra or MLflow."""
+
+import math
+
+import pytest
+from omegaconf import OmegaConf
+
+from dp2pub.job import run_job
+from dp2pub.validation import ConfigError
+from tests.conftest import compose_config
+
+
+def plain(overrides):
+    return OmegaConf.to_container(compose_config(overrides), resolve=True)
+
+
+def untimed(metrics):
+    return {k: v for k, v in metrics.items() if not k.startswith("time_")}
+
+
+def test_default_job_reports_the_contract_metrics():
+    result = run_job(plain([]))
+    for name in ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
+                 "n_records", "n_attributes", "time_perturb_s", "time_estimate_s", "time_total_s"):
+        assert name in result.metrics
+    assert result.metrics["n_records"] == 10_000 and result.metrics["n_attributes"] == 10
+    assert result.metrics["epsilon_spent"] == pytest.approx(1.0)
+    assert len(result.per_attribute) == 10
+
+
+def test_same_config_and_seed_give_identical_metrics():
+    cfg = plain(["epsilon=2", "seed=7", "dataset.n=3000"])
+    assert untimed(run_job(cfg).metrics) == untimed(run_job(cfg).metrics)
+    other = plain(["epsilon=2", "seed=8", "dataset.n=3000"])
+    assert untimed(run_job(cfg).metrics) != untimed(run_job(other).metrics)
+
+
+def test_dataset_seed_fixes_the_data_across_job_seeds():
+    a = run_job(plain(["seed=1", "dataset.seed=5", "mechanism.estimator=none"]))
+    b = run_job(plain(["seed=2", "dataset.seed=5", "mechanism.estimator=none"]))
+    assert a.per_attribute["domain_size"].tolist() == b.per_attribute["domain_size"].tolist()
+    assert a.metrics["tvd_1way"] != b.metrics["tvd_1way"]
+
+
+def test_mse_theory_matches_mse_freq_on_a_large_sample():
+    result = run_job(plain(["epsilon=4", "dataset.n=200000", "dataset.d=4",
+                            "dataset.k_min=16", "dataset.k_max=16"]))
+    ratio = result.metrics["mse_freq"] / result.metrics["mse_theory"]
+    # 64 per-value squared errors: relative sd of their mean is about sqrt(2 / 64) = 0.18
+    assert 0.5 < ratio < 1.5
+
+
+BAD = [
+    (["epsilon=-1"], "epsilon=-1"),
+    (["epsilon=0"], "epsilon=0"),
+    (["epsilon=nan"], "epsilon=nan"),
+    (["epsilon=inf"], "epsilon=inf"),
+    (["epsilon=abc"], "epsilon='abc'"),
+    (["seed=-5"], "seed=-5"),
+    (["dataset.n=0"], "dataset.n=0"),
+    (["dataset.d=0"], "dataset.d=0"),
+    (["dataset.k_min=1"], "dataset.k_min=1"),
+    (["dataset.k_min=20", "dataset.k_max=10"], "dataset.k_min=20"),
+    (["mechanism.estimator=mle"], "mechanism.estimator='mle'"),
+    (["metrics.ways=[1,20]"], "metrics.ways=20"),
+]
+
+
+@pytest.mark.parametrize("overrides,message", BAD)
+def test_bad_input_names_key_value_and_range(overrides, message):
+    with pytest.raises(ConfigError) as caught:
+        run_job(plain(overrides))
+    assert message in str(caught.value) and "expected" in str(caught.value)
+
+
+def test_epsilon_nan_is_nan_not_a_string():
+    assert math.isnan(plain(["epsilon=nan"])["epsilon"])
