@@ -2,6 +2,20 @@
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
+from dp2pub.data.errors import DataFileError, DataNotFoundError
 from dp2pub.data.synthetic import make_synthetic
+from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.data.car import load_car
+from dp2pub.data.adult import load_adult
 
-__all__ = ["Dataset", "Domain", "code_dtype", "make_synthetic"]
+__all__ = [
+    "DataFileError",
+    "DataNotFoundError",
+    "Dataset",
+    "Domain",
+    "code_dtype",
+    "load_adult",
+    "load_car",
+    "make_synthetic",
+    "make_synthetic_bn",
+]

@@ -24,14 +24,20 @@ class Dataset:
         domain: names and labels of the d attributes.
         target: name of the class attribute for learning tasks, if any.
         name: a short name for logs.
+        is_test: optional boolean array of length n, true for the records of a held-out test
+            part (adult: the rows read from adult.test); None when the data has no split.
     """
 
     codes: np.ndarray
     domain: Domain
     target: str | None = None
     name: str = "table"
+    is_test: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if self.codes.ndim == 2 and not self.codes.flags.f_contiguous:
+            # column-major: each attribute's codes are contiguous for the per-column mechanisms
+            object.__setattr__(self, "codes", np.asfortranarray(self.codes))
         codes = self.codes
         if codes.ndim != 2 or codes.shape[1] != len(self.domain):
             raise ValueError(
@@ -48,6 +54,13 @@ class Dataset:
             )
         if self.target is not None:
             self.domain.index(self.target)
+        if self.is_test is not None:
+            is_test = np.asarray(self.is_test)
+            if is_test.dtype != np.bool_ or is_test.shape != (codes.shape[0],):
+                raise ValueError(
+                    f"is_test must be a boolean array of shape ({codes.shape[0]},), "
+                    f"got dtype {is_test.dtype} and shape {is_test.shape}"
+                )
 
     @property
     def n(self) -> int:
@@ -65,8 +78,25 @@ class Dataset:
         return self.codes[:, j]
 
     def with_codes(self, codes: np.ndarray) -> Dataset:
-        """A table on the same domain with other codes (a published or perturbed table)."""
-        return Dataset(codes, self.domain, self.target, self.name)
+        """A table on the same domain with other codes (a published or perturbed table).
+
+        Row ``i`` of ``codes`` keeps record ``i``'s train/test membership when the number of
+        rows is unchanged; a table of another size (synthesized records) has no split.
+        """
+        keep = self.is_test is not None and codes.shape[0] == self.n
+        return Dataset(codes, self.domain, self.target, self.name, self.is_test if keep else None)
+
+    def rows(self, mask: np.ndarray) -> Dataset:
+        """The records where the boolean ``mask`` (length n) is true, with their membership."""
+        mask = np.asarray(mask, dtype=bool)
+        is_test = None if self.is_test is None else self.is_test[mask]
+        return Dataset(self.codes[mask], self.domain, self.target, self.name, is_test)
+
+    def train_test(self) -> tuple[Dataset, Dataset]:
+        """The training records and the test records of a dataset that has a split."""
+        if self.is_test is None:
+            raise ValueError(f"dataset {self.name!r} has no train/test split")
+        return self.rows(~self.is_test), self.rows(self.is_test)
 
     def to_frame(self) -> pd.DataFrame:
         """The table with category labels, one column per attribute."""

@@ -1,0 +1,87 @@
+"""UCI Car Evaluation: 1728 cars, 6 ordinal features and the acceptability class.
+
+Source: M. Bohanec (1997), *Car Evaluation*, UCI Machine Learning Repository,
+doi:10.24432/C5JP48; the model behind it: M. Bohanec & V. Rajkovic, "Knowledge acquisition
+and explanation for multi-attribute decision making", 8th Intl Workshop on Expert Systems and
+their Applications, Avignon, 1988. The records cover the feature space completely
+(4*4*4*3*3*3 = 1728).
+
+Domains and their order are those of ``car.names`` sections 7 and 9. ``car.names`` writes
+``v-high``, ``5-more`` and ``v-good`` where ``car.data`` writes ``vhigh``, ``5more`` and
+``vgood``; the labels here are the data file's spelling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dp2pub.data.dataset import Dataset, code_dtype
+from dp2pub.data.delimited import Fields, encode_column, read_fields
+from dp2pub.data.domain import Domain
+from dp2pub.data.files import UCI_SHA256, UCI_URL, locate, verify_sha256
+from dp2pub.validation import check_bool
+
+FILENAME = "car.data"
+
+#: Attribute -> categories, in ``car.names`` order; the last one is the class.
+CAR_DOMAIN: dict[str, tuple[str, ...]] = {
+    "buying": ("vhigh", "high", "med", "low"),
+    "maint": ("vhigh", "high", "med", "low"),
+    "doors": ("2", "3", "4", "5more"),
+    "persons": ("2", "4", "more"),
+    "lug_boot": ("small", "med", "big"),
+    "safety": ("low", "med", "high"),
+    "class": ("unacc", "acc", "good", "vgood"),
+}
+TARGET = "class"
+#: Records in the UCI original.
+N_RECORDS = 1728
+
+
+def parse_car(path: str | Path) -> Dataset:
+    """Encode a file in the format of ``car.data`` (7 comma-separated fields, no header).
+
+    Raises:
+        DataFileError: naming the file and line of a wrong field count or unknown category.
+    """
+    return encode_car(read_fields(path, len(CAR_DOMAIN)))
+
+
+def encode_car(fields: Fields) -> Dataset:
+    """The Dataset of the string fields of a car.data-format file."""
+    domain = Domain(tuple(CAR_DOMAIN), tuple(CAR_DOMAIN.values()))
+    dtype = code_dtype(int(domain.sizes.max()))
+    codes = np.empty((len(fields.lines), len(domain)), dtype=dtype, order="F")  # column-wise
+    for j, (name, labels) in enumerate(CAR_DOMAIN.items()):  # one vectorized lookup per column
+        codes[:, j] = encode_column(fields, j, labels, name)
+    return Dataset(codes, domain, target=TARGET, name="car")
+
+
+def load_car(
+    data_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    verify_checksum: bool = True,
+    download: bool = False,
+    url_base: str = UCI_URL["car"],
+) -> Dataset:
+    """UCI Car Evaluation as a Dataset of 1728 records over 7 attributes, target ``class``.
+
+    Args:
+        data_dir: directory holding ``car.data`` (see :func:`dp2pub.data.files.search_dirs`).
+        cache_dir: where ``download`` puts the file (``<cache_dir>/uci``).
+        verify_checksum: refuse a file whose SHA-256 differs from the UCI original.
+        download: fetch ``car.data`` from ``url_base`` when it is not in the data directory.
+        url_base: the archive folder to download from.
+    """
+    verify_checksum = check_bool(verify_checksum, "verify_checksum")
+    download = check_bool(download, "download")
+    found = locate([FILENAME], data_dir, download=download, url_base=url_base, cache_dir=cache_dir)
+    path = found[FILENAME]
+    fields = read_fields(path, len(CAR_DOMAIN))
+    data = encode_car(fields)
+    if verify_checksum:
+        read = f"{data.n} records ending at line {fields.lines[-1]}, the original has {N_RECORDS}"
+        verify_sha256(path, UCI_SHA256[FILENAME], read)
+    return data

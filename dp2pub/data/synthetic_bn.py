@@ -1,0 +1,132 @@
+"""Correlated synthetic tables: records drawn from a random Bayesian network.
+
+The network over ``d`` attributes is built from an explicit generator:
+
+- a random topological order (a permutation of the columns, so column order reveals nothing);
+- the attribute at position ``t`` of that order gets ``min(t, degree)`` parents drawn
+  uniformly from the attributes before it (a ``degree``-bounded network as in PrivBayes,
+  Zhang et al., SIGMOD 2014);
+- each domain size uniform in ``[k_min, k_max]``;
+- a root's distribution is ``base_j ~ Dirichlet(1, ..., 1)``; every other attribute's
+  conditional distribution is a mixture controlled by ``strength`` in [0, 1]::
+
+      P(x_j = v | parents = u) = (1 - strength) * base_j[v] + strength * [v == f_j(u)]
+
+  where ``base_j ~ Dirichlet(1, ..., 1)`` is the attribute's own distribution and ``f_j`` a
+  uniformly random function from parent configurations to values. With probability
+  ``strength`` the value is determined by the parents, otherwise it is drawn from ``base_j``.
+  ``strength=0`` gives independent attributes (every parent configuration has the same
+  row); ``strength=1`` makes each non-root attribute a function of its parents.
+  The random draws do not depend on ``strength``: one generator state gives the same
+  network (order, parents, ``base_j``, ``f_j``) at every strength.
+
+Records are drawn by ancestral sampling, one vectorized step per attribute: the parents'
+joint code (mixed radix) selects each record's CPT row and one uniform draw per record is
+inverted through that row's cumulative distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+
+from dp2pub.data.dataset import Dataset, code_dtype
+from dp2pub.data.domain import Domain
+from dp2pub.metrics.marginals import joint_codes
+from dp2pub.validation import ConfigError, check_int
+
+#: Largest CPT (parent configurations x values) a node may have.
+MAX_CPT_CELLS = 10**6
+
+
+@dataclass(frozen=True)
+class BayesNet:
+    """A discrete Bayesian network over attributes ``0..d-1`` (column positions).
+
+    Attributes:
+        sizes: domain size of each attribute.
+        order: a topological order (parents come before children).
+        parents: ``parents[j]`` = the parent columns of attribute ``j``.
+        cpts: ``cpts[j][u, v]`` = P(x_j = v | mixed-radix parent code u), rows sum to 1.
+    """
+
+    sizes: np.ndarray
+    order: tuple[int, ...]
+    parents: tuple[tuple[int, ...], ...]
+    cpts: tuple[np.ndarray, ...]
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` records by ancestral sampling, as an (n, d) code array."""
+        dtype = code_dtype(int(self.sizes.max()))
+        codes = np.zeros((n, len(self.sizes)), dtype=dtype, order="F")  # column-wise
+        for j in self.order:  # one vectorized draw for all n records per attribute
+            parents = list(self.parents[j])
+            if parents:
+                rows = joint_codes(codes[:, parents], self.sizes[parents])
+            else:
+                rows = np.zeros(n, dtype=np.int64)
+            cdf = np.cumsum(self.cpts[j], axis=1)
+            u = rng.random(n)
+            # inverse CDF: the first value whose cumulative probability exceeds u
+            codes[:, j] = np.minimum((u[:, None] >= cdf[rows, :-1]).sum(axis=1), self.sizes[j] - 1)
+        return codes
+
+
+def random_network(
+    sizes: np.ndarray, degree: int, strength: float, rng: np.random.Generator
+) -> BayesNet:
+    """A random network over attributes of the given domain sizes (see the module docstring)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    d = len(sizes)
+    order = tuple(int(j) for j in rng.permutation(d))
+    parents: list[tuple[int, ...]] = [()] * d
+    cpts: list[np.ndarray] = [np.empty(0)] * d
+    for t, j in enumerate(order):
+        chosen = rng.choice(t, size=min(t, degree), replace=False) if t else np.empty(0, np.int64)
+        parents[j] = tuple(sorted(order[i] for i in chosen))
+        configs = math.prod(int(sizes[p]) for p in parents[j])
+        if configs * sizes[j] > MAX_CPT_CELLS:
+            raise ConfigError("degree", degree, f"a degree whose CPTs stay below {MAX_CPT_CELLS} cells "
+                                                f"(attribute a{j} would need {configs * sizes[j]})")
+        base = rng.dirichlet(np.ones(sizes[j]))
+        if parents[j]:
+            function = rng.integers(0, sizes[j], size=configs)
+            cpts[j] = (1 - strength) * base[None, :] + strength * np.eye(sizes[j])[function]
+        else:  # a root has its own distribution only
+            cpts[j] = base[None, :]
+    return BayesNet(sizes, order, tuple(parents), tuple(cpts))
+
+
+def check_strength(value: object, key: str = "strength") -> float:
+    """``value`` as a float if it is a number in [0, 1], else ConfigError."""
+    allowed = "a number in [0, 1]"
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value <= 1:
+        raise ConfigError(key, value, allowed)
+    return float(value)
+
+
+def make_synthetic_bn(
+    n: int,
+    d: int,
+    degree: int,
+    k_min: int,
+    k_max: int,
+    strength: float,
+    rng: np.random.Generator,
+) -> Dataset:
+    """Draw a random network (degree, domain sizes in ``[k_min, k_max]``, ``strength``) with
+    ``rng`` and then ``n`` records from it. Attributes are named ``a0 .. a{d-1}``."""
+    n = check_int(n, "n", 1)
+    d = check_int(d, "d", 1)
+    degree = check_int(degree, "degree", 0)
+    k_min = check_int(k_min, "k_min", 2)
+    k_max = check_int(k_max, "k_max", 2)
+    if k_min > k_max:
+        raise ConfigError("k_min", k_min, f"an integer <= k_max={k_max}")
+    strength = check_strength(strength)
+    sizes = rng.integers(k_min, k_max, size=d, endpoint=True)
+    network = random_network(sizes, degree, strength, rng)
+    return Dataset(network.sample(n, rng), Domain.from_sizes(sizes), name="synthetic_bn")
