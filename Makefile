@@ -1,5 +1,6 @@
 # make run   - set up .venv and run the default experiment (GRR on synthetic data, epsilon=1)
 # make test  - set up .venv with the dev extras and run the whole test suite
+# make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
 
 PYTHON ?= python3
@@ -8,7 +9,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dp2pub-installed
 STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
-.PHONY: run test ui venv clean
+.PHONY: run test ui bench venv clean
 
 venv: $(STAMP)
 
@@ -24,6 +25,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m dp2pub.bench $(ARGS)
 
 ui: $(STAMP)
 	$(BIN)/mlflow ui --backend-store-uri $(STORE)

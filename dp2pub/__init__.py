@@ -4,18 +4,18 @@ Datasets, frequency oracles, publishers and metrics are plain numpy/pandas code 
 without Hydra or MLflow::
 
     import numpy as np
-    from dp2pub import GRR, GRRTable, evaluate_marginals, make_synthetic
+    from dp2pub import GRR, OraclePublisher, evaluate_marginals, make_synthetic
 
     rng = np.random.default_rng(0)
     data = make_synthetic(n=10_000, d=5, k_min=2, k_max=8, rng=rng)
-    outcome = GRRTable(estimator="unbiased").publish(data, epsilon=2.0, rng=rng)
+    outcome = OraclePublisher("oue", estimator="unbiased").publish(data, epsilon=2.0, rng=rng)
     print(evaluate_marginals(data, outcome.release, rng).metrics)
 """
 
 from dp2pub.data import Dataset, Domain, make_synthetic
-from dp2pub.mechanisms import GRR, postprocess, project_simplex
+from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, postprocess, project_simplex
 from dp2pub.metrics import evaluate_marginals, marginal_counts, mse, tvd
-from dp2pub.publish import GRRTable, Outcome, TableRelease
+from dp2pub.publish import OraclePublisher, Outcome, TableRelease
 from dp2pub.validation import ConfigError
 
 __version__ = "0.1.0"
@@ -25,7 +25,11 @@ __all__ = [
     "Dataset",
     "Domain",
     "GRR",
-    "GRRTable",
+    "OLH",
+    "OUE",
+    "OraclePublisher",
+    "RAPPOR",
+    "SUE",
     "Outcome",
     "TableRelease",
     "evaluate_marginals",

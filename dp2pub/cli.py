@@ -13,6 +13,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from dp2pub.data.errors import DataFileError
 from dp2pub.job import run_job
 from dp2pub.tracking import run_tracked, tracking_uri, ui_command
 from dp2pub.validation import ConfigError
@@ -31,6 +32,8 @@ def format_results(metrics: dict[str, float]) -> str:
 def execute(cfg: DictConfig) -> str:
     """Run and track the job described by a composed config; returns the run id."""
     plain = OmegaConf.to_container(cfg, resolve=True)
+    if isinstance(plain.get("epsilon"), int) and not isinstance(plain["epsilon"], bool):
+        plain["epsilon"] = float(plain["epsilon"])  # epsilon=1 and epsilon=1.0 are one param value
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     run_id, result = run_tracked(plain, run_job, overrides)
     uri = tracking_uri(plain)
@@ -43,9 +46,10 @@ def execute(cfg: DictConfig) -> str:
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
-    """Console script ``dp2pub``. A config error prints one line and exits with status 2."""
+    """Console script ``dp2pub``. A config error or a missing or corrupt data file prints one
+    line and exits with status 2."""
     try:
         execute(cfg)
-    except ConfigError as error:
+    except (ConfigError, DataFileError) as error:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -42,7 +42,8 @@ def run_job(cfg: Mapping) -> JobResult:
     publisher = build_publisher(cfg["mechanism"])
     data_seed = cfg["dataset"].get("seed")
     data_rng = phase_rng(seed if data_seed is None else check_int(data_seed, "dataset.seed", 0), "data")
-    data = build_dataset(cfg["dataset"], data_rng)
+    paths = cfg.get("paths") or {}
+    data = build_dataset(cfg["dataset"], data_rng, paths.get("data_dir"), paths.get("cache_dir"))
     loaded = time.perf_counter()
 
     outcome = publisher.publish(data, epsilon, phase_rng(seed, "mechanism"))
@@ -60,7 +61,12 @@ def run_job(cfg: Mapping) -> JobResult:
     except ConfigError as error:
         raise error.under("metrics") from None
 
-    metrics = {"n_records": float(data.n), "n_attributes": float(data.d), **evaluation.metrics}
+    metrics = {
+        "n_records": float(data.n),
+        "n_attributes": float(data.d),
+        **evaluation.metrics,
+        **outcome.extra_metrics,
+    }
     if spent is not None:
         metrics["epsilon_spent"] = spent
     timings = {"data": loaded - start, **outcome.timings, **evaluation.timings}

@@ -12,14 +12,27 @@ from typing import Any
 
 import numpy as np
 
+from dp2pub.data.adult import load_adult
+from dp2pub.data.car import load_car
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.synthetic import make_synthetic
+from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
-from dp2pub.publish.grr_table import GRRTable
+from dp2pub.publish.oracle_table import oracle_publisher, rappor_publisher
+from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.validation import ConfigError
 
-DATASETS: dict[str, Callable[..., Dataset]] = {"synthetic": make_synthetic}
-PUBLISHERS: dict[str, Callable[..., Publisher]] = {"grr": GRRTable}
+DATASETS: dict[str, Callable[..., Dataset]] = {
+    "synthetic": make_synthetic,
+    "synthetic_bn": make_synthetic_bn,
+    "car": load_car,
+    "adult": load_adult,
+}
+PUBLISHERS: dict[str, Callable[..., Publisher]] = {
+    **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh")},
+    "rappor": rappor_publisher,
+    "pram": PRAMPublisher,
+}
 
 #: Keys of a config entry that are not arguments of its builder.
 RESERVED = {"name", "seed"}
@@ -31,7 +44,9 @@ def _build(group: str, registry: Mapping[str, Callable[..., Any]], cfg: Mapping,
         raise ConfigError(f"{group}.name", name, "one of " + ", ".join(sorted(registry)))
     builder = registry[name]
     params = {k: v for k, v in cfg.items() if k not in RESERVED}
-    accepted = set(inspect.signature(builder).parameters) - set(extra)
+    signature = set(inspect.signature(builder).parameters)
+    extra = {k: v for k, v in extra.items() if k in signature}  # only what the builder takes
+    accepted = signature - set(extra)
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ConfigError(f"{group}.{unknown[0]}", params[unknown[0]], f"a key of {name}: {sorted(accepted)}")
@@ -41,9 +56,17 @@ def _build(group: str, registry: Mapping[str, Callable[..., Any]], cfg: Mapping,
         raise error.under(group) from None
 
 
-def build_dataset(cfg: Mapping, rng: np.random.Generator) -> Dataset:
-    """The dataset described by a ``dataset`` config entry, drawn with ``rng`` if random."""
-    return _build("dataset", DATASETS, cfg, rng=rng)
+def build_dataset(
+    cfg: Mapping,
+    rng: np.random.Generator,
+    data_dir: str | None = None,
+    cache_dir: str | None = None,
+) -> Dataset:
+    """The dataset described by a ``dataset`` config entry: drawn with ``rng`` if random, read
+    from ``data_dir`` (``paths.data_dir``; None: see :func:`dp2pub.data.files.search_dirs`) if
+    real, downloads going to ``cache_dir`` (``paths.cache_dir``). Each builder gets only the
+    ones among ``rng``, ``data_dir``, ``cache_dir`` that it takes."""
+    return _build("dataset", DATASETS, cfg, rng=rng, data_dir=data_dir, cache_dir=cache_dir)
 
 
 def build_publisher(cfg: Mapping) -> Publisher:

@@ -56,3 +56,10 @@ def check_choice(value: Any, key: str, choices: tuple[str, ...] | list[str]) -> 
     if value not in choices:
         raise ConfigError(key, value, "one of " + ", ".join(map(str, choices)))
     return value
+
+
+def check_bool(value: Any, key: str) -> bool:
+    """Return ``value`` if it is ``True`` or ``False`` (not 0/1 or a string)."""
+    if not isinstance(value, bool):
+        raise ConfigError(key, value, "true or false")
+    return value

@@ -31,7 +31,7 @@ def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
     (run,) = runs_of(uri, "e2e")
     assert run.info.status == "FINISHED"
     assert set(CONTRACT) <= set(run.data.metrics)
-    assert run.data.params["epsilon"] == "2" and run.data.params["seed"] == "3"
+    assert run.data.params["epsilon"] == "2.0" and run.data.params["seed"] == "3"
     assert run.data.params["dataset.name"] == "synthetic" and run.data.params["mechanism.name"] == "grr"
     assert run.data.tags["hydra_overrides"].startswith("epsilon=2 seed=3")
     assert "version.numpy" in run.data.tags
@@ -46,7 +46,7 @@ def test_multirun_lands_one_run_per_job(tmp_path):
                     "tracking.experiment=sweep", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     runs = runs_of(uri, "sweep")
-    assert sorted(r.data.params["epsilon"] for r in runs) == ["0.5", "2"]
+    assert sorted(r.data.params["epsilon"] for r in runs) == ["0.5", "2.0"]
     assert all(r.info.status == "FINISHED" for r in runs)
 
 

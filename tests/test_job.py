@@ -75,3 +75,17 @@ def test_bad_input_names_key_value_and_range(overrides, message):
 
 def test_epsilon_nan_is_nan_not_a_string():
     assert math.isnan(plain(["epsilon=nan"])["epsilon"])
+
+
+@pytest.mark.parametrize("mechanism", ["grr", "sue", "oue", "olh", "rappor"])
+def test_every_oracle_meets_its_closed_form_on_the_issue_configuration(mechanism):
+    result = run_job(plain([f"mechanism={mechanism}", "epsilon=4", "dataset.n=200000", "dataset.d=4",
+                            "dataset.k_min=16", "dataset.k_max=16", "metrics.ways=[1]"]))
+    assert 0.75 <= result.metrics["mse_freq"] / result.metrics["mse_theory"] <= 1.33
+    assert result.metrics["epsilon_spent"] <= 4.0 + 1e-9
+    assert "time_perturb_s" in result.metrics
+
+
+def test_rappor_over_budget_is_refused_naming_the_key():
+    with pytest.raises(ConfigError, match="mechanism.f=0.01"):
+        run_job(plain(["mechanism=rappor", "mechanism.f=0.01"]))

@@ -26,7 +26,7 @@ def make_synthetic(n: int, d: int, k_min: int, k_max: int, rng: np.random.Genera
     if k_min > k_max:
         raise ConfigError("k_min", k_min, f"an integer <= k_max={k_max}")
     sizes = rng.integers(k_min, k_max, size=d, endpoint=True)
-    codes = np.empty((n, d), dtype=code_dtype(k_max))
+    codes = np.empty((n, d), dtype=code_dtype(k_max), order="F")
     for j, k in enumerate(sizes):  # one vectorized draw per attribute
         codes[:, j] = rng.integers(0, k, size=n)
     return Dataset(codes, Domain.from_sizes(sizes), name="synthetic")

@@ -1,6 +1,26 @@
-"""Local frequency oracles and their server-side estimators."""
+"""Local frequency oracles, their estimators and exact Bernoulli bits."""
 
 from dp2pub.mechanisms.estimators import ESTIMATORS, clip_normalize, postprocess, project_simplex
 from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.olh import OLH
+from dp2pub.mechanisms.oracle import FrequencyOracle
+from dp2pub.mechanisms.rappor import RAPPOR
+from dp2pub.mechanisms.unary import OUE, SUE, UnaryEncoding
 
-__all__ = ["ESTIMATORS", "GRR", "clip_normalize", "postprocess", "project_simplex"]
+#: ``mechanism=<name>`` of every frequency oracle.
+ORACLES: dict[str, type[FrequencyOracle]] = {"grr": GRR, "sue": SUE, "oue": OUE, "olh": OLH, "rappor": RAPPOR}
+
+__all__ = [
+    "ESTIMATORS",
+    "GRR",
+    "OLH",
+    "ORACLES",
+    "OUE",
+    "RAPPOR",
+    "SUE",
+    "FrequencyOracle",
+    "UnaryEncoding",
+    "clip_normalize",
+    "postprocess",
+    "project_simplex",
+]

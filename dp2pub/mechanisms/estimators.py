@@ -9,15 +9,16 @@ differential privacy; it trades the estimator's unbiasedness for consistency.
   with consistency", NDSS 2020): subtract one common delta and clip at zero so that the result
   sums to one, which is the Euclidean projection onto the probability simplex.
 
-``none`` (the raw report histogram, as the seed documents published it) is not a
-post-processing of the unbiased estimate; each oracle handles it itself.
+``none`` (the raw report histogram, as the seed documents published it) and ``ibu``
+(iterative Bayesian update, :mod:`dp2pub.mechanisms.ibu`) are not post-processings of the
+unbiased estimate; each oracle handles them itself.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-ESTIMATORS: tuple[str, ...] = ("none", "unbiased", "clip", "norm_sub")
+ESTIMATORS: tuple[str, ...] = ("none", "unbiased", "clip", "norm_sub", "ibu")
 
 
 def clip_normalize(freq: np.ndarray) -> np.ndarray:

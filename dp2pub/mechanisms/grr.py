@@ -9,24 +9,19 @@ USENIX Security 2017, section 4.1: a user with value ``x`` reports ``x`` with pr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
+from dp2pub.mechanisms.oracle import FrequencyOracle
 
 
-@dataclass(frozen=True)
-class GRR:
-    """The GRR frequency oracle for one attribute with domain ``0 .. k-1`` at budget epsilon."""
+class GRR(FrequencyOracle):
+    """The GRR frequency oracle for one attribute with domain ``0 .. k-1`` at budget epsilon.
 
-    epsilon: float
-    k: int
+    Reports are values (codes) of the same dtype as the input; a report supports itself.
+    """
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "k", check_int(self.k, "k", 2))
+    name = "grr"
 
     @property
     def p(self) -> float:
@@ -38,8 +33,22 @@ class GRR:
         """Probability of reporting one given other value."""
         return 1.0 / (math.exp(self.epsilon) + self.k - 1)
 
+    p_star = p
+    q_star = q
+
+    @property
+    def ratio(self) -> float:
+        return self.p / self.q
+
+    def privacy_loss(self) -> float:
+        return math.log(self.p / self.q)
+
     def transition_matrix(self) -> np.ndarray:
         """Exact channel ``P[x, y] = Pr[report y | value x]`` (rows sum to one)."""
+        return self.channel_matrix()
+
+    def channel_matrix(self) -> np.ndarray:
+        """The k x k channel ``Q = (p - q) I + q 1 1^T``."""
         return np.full((self.k, self.k), self.q) + np.eye(self.k) * (self.p - self.q)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -47,25 +56,35 @@ class GRR:
 
         One uniform ``u`` per user decides both branches: ``u < p`` keeps the value; otherwise
         ``(u - p) / (1 - p)`` is uniform on [0, 1) and picks one of the ``k - 1`` other values.
+        Any array shape is accepted (each entry is one independent report).
         """
         values = np.asarray(values)
-        self.check_values(values)
+        if values.size and (values.min() < 0 or values.max() >= self.k):
+            self.check_values(values.ravel())
         p, k = self.p, self.k
         u = rng.random(values.shape)
-        other = ((u - p) * ((k - 1) / (1.0 - p))).astype(np.int64)
-        np.clip(other, 0, k - 2, out=other)
+        keep = u < p
+        u -= p
+        u *= (k - 1) / (1.0 - p)
+        other = u.astype(np.int32)  # negative where kept; those are overwritten below
+        np.minimum(other, k - 2, out=other)  # guard against rounding up to k - 1
         other += other >= values
-        return np.where(u < p, values, other).astype(values.dtype, copy=False)
+        np.copyto(other, values, where=keep, casting="unsafe")
+        return other.astype(values.dtype, copy=False)
 
-    def check_values(self, values: np.ndarray) -> None:
-        """Raise ConfigError naming the first value outside ``0 .. k-1``."""
-        if values.size and (values.min() < 0 or values.max() >= self.k):
-            bad = values[(values < 0) | (values >= self.k)][0]
-            raise ConfigError("value", int(bad), f"a code in 0..{self.k - 1}")
+    def support(self, reports: np.ndarray) -> np.ndarray:
+        """One-hot rows: a report supports exactly the value it names."""
+        onehot = np.zeros((len(reports), self.k), dtype=np.uint8)
+        onehot[np.arange(len(reports)), np.asarray(reports, dtype=np.intp)] = 1
+        return onehot
 
     def support_counts(self, reports: np.ndarray) -> np.ndarray:
-        """``C(v)``: how many reports support each value (for GRR, the report histogram)."""
-        return np.bincount(np.asarray(reports, dtype=np.intp), minlength=self.k)
+        """``C(v)``: the report histogram."""
+        return np.bincount(np.asarray(reports).ravel(), minlength=self.k)
+
+    def forward(self, table: np.ndarray, axis: int = 0) -> np.ndarray:
+        """Apply the channel along one axis of a (joint) frequency table: ``(p-q) T + q sum T``."""
+        return (self.p - self.q) * table + self.q * table.sum(axis=axis, keepdims=True)
 
     def unbias(self, counts: np.ndarray, axis: int = 0) -> np.ndarray:
         """Apply the inverse channel along one axis of a (joint) count or frequency table.
@@ -77,19 +96,6 @@ class GRR:
         total = counts.sum(axis=axis, keepdims=True)
         return (counts - total * self.q) / (self.p - self.q)
 
-    def estimate(self, reports: np.ndarray, estimator: str = "unbiased") -> np.ndarray:
-        """Estimated frequency of each value from a column of reports.
-
-        ``none`` returns the raw report histogram; the others post-process the unbiased
-        estimate ``(C - n q) / (n (p - q))`` (see :mod:`dp2pub.mechanisms.estimators`).
-        """
-        check_choice(estimator, "estimator", ESTIMATORS)
-        counts = self.support_counts(reports).astype(np.float64)
-        n = counts.sum()
-        if estimator == "none":
-            return counts / n
-        return postprocess(self.unbias(counts) / n, estimator)
-
     def variance(self, n: int) -> float:
         """``Var[f_hat(v)]`` for a value of frequency near 0 (Wang et al. 2017, section 4.1):
 
@@ -97,13 +103,3 @@ class GRR:
         """
         e = math.exp(self.epsilon)
         return (e + self.k - 2) / (n * (e - 1) ** 2)
-
-    def expected_mse(self, n: int) -> float:
-        """Exact expected MSE of the unbiased estimate, averaged over the k values.
-
-        ``Var[f_hat(v)] = [q(1-q) / (p-q)^2 + f(v)(1-p-q) / (p-q)] / n`` (Wang et al. 2017,
-        Theorem 2); averaging over v uses only ``sum_v f(v) = 1``, so the result holds for any
-        true distribution.
-        """
-        p, q, k = self.p, self.q, self.k
-        return (q * (1 - q) / (p - q) ** 2 + (1 - p - q) / ((p - q) * k)) / n

@@ -35,8 +35,8 @@ def evaluate_marginals(
 
     Returns ``tvd_1way``, ``mse_freq``, ``mse_count`` and, when every attribute has one,
     ``mse_theory`` (all means over attributes of per-attribute means over values), plus
-    ``tvd_<k>way`` for each ``k >= 2`` in ``ways``: the mean TVD over all k-subsets of
-    attributes, or over a seeded sample of ``max_subsets`` of them. The time spent asking the
+    ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
+    TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them. The time spent asking the
     release for its marginals is reported as ``estimate``, the rest as ``metrics``.
     """
     for way in ways:
@@ -65,7 +65,7 @@ def evaluate_marginals(
                 "tvd": tvd(truth, estimate),
                 "mse_freq": mse(truth, estimate),
                 "mse_count": mse(counts, estimate * original.n),
-                "mse_theory": release.expected_mse(j),
+                "mse_theory": release.expected_mse(j, truth),
             }
         )
     table = pd.DataFrame(rows)
@@ -76,7 +76,8 @@ def evaluate_marginals(
     }
     if table["mse_theory"].notna().all():
         metrics["mse_theory"] = float(table["mse_theory"].astype(float).mean())
-    for way in sorted(set(ways) - {1}):
+    max_way = getattr(release, "max_way", None)
+    for way in sorted(w for w in set(ways) - {1} if max_way is None or w <= max_way):
         distances = []
         for cols in attribute_subsets(original.d, way, max_subsets, rng):
             truth = marginal_counts(original.codes[:, list(cols)], original.domain.sizes[list(cols)])

@@ -14,13 +14,19 @@ from dp2pub.metrics.marginals import marginal_counts
 
 
 class Release(Protocol):
-    """Anything that answers marginal queries about the original table."""
+    """Anything that answers marginal queries about the original table.
+
+    ``max_way`` is the largest number of attributes a marginal query may join (None: any).
+    """
+
+    max_way: int | None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         """Estimated joint frequencies of ``columns``, an array shaped by their domain sizes."""
 
-    def expected_mse(self, column: int) -> float | None:
-        """Closed-form expected ``mse_freq`` of one attribute's estimate, if one exists."""
+    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
+        """Closed-form expected ``mse_freq`` of one attribute's estimate, if one exists
+        (``truth`` is the attribute's true distribution, which some closed forms need)."""
 
 
 @dataclass(frozen=True)
@@ -28,12 +34,13 @@ class TableRelease:
     """A published table answers marginal queries by counting its rows."""
 
     table: Dataset
+    max_way: int | None = None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         counts = marginal_counts(self.table.codes[:, list(columns)], self.table.domain.sizes[list(columns)])
         return counts / self.table.n
 
-    def expected_mse(self, column: int) -> float | None:
+    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
         return None
 
 
@@ -47,12 +54,14 @@ class Outcome:
         ledger: one row per budget item: ``{"phase", "attribute", "epsilon"}``; the per-user
             cost ``epsilon_spent`` is its sum (sequential composition).
         timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
+        extra_metrics: further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
     """
 
     release: Release
     published: Dataset | None = None
     ledger: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    extra_metrics: dict[str, float] = field(default_factory=dict)
 
     @property
     def epsilon_spent(self) -> float | None:

@@ -1,0 +1,77 @@
+"""Optimized local hashing, OLH (Wang et al., USENIX Security 2017, section 4.4).
+
+Each user draws a hash function ``h`` from a universal family mapping the domain to
+``g = round(e^eps) + 1`` buckets, and reports ``(h, GRR_g(h(x)))`` where GRR over the g
+buckets keeps ``h(x)`` with probability ``p = e^eps / (e^eps + g - 1)``. A report supports
+every value v with ``h(v) = y``: ``p* = p`` and ``q* = 1/g``.
+
+The family is ``h_{a,b}(v) = ((a v + b) mod P) mod g`` with the Mersenne prime
+``P = 2^31 - 1``, ``a`` in ``[1, P)``, ``b`` in ``[0, P)`` drawn per user from the seeded
+generator; its collision probability is ``1/g`` up to ``O(g / P)``. Reports are int64 rows
+``(a, b, y)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.oracle import FrequencyOracle
+
+PRIME = (1 << 31) - 1
+
+
+class OLH(FrequencyOracle):
+    """Optimized local hashing for one attribute with domain ``0 .. k-1``."""
+
+    name = "olh"
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        super().__init__(epsilon, k)
+        self.g = int(round(math.exp(self.epsilon))) + 1
+        self.bucket = GRR(self.epsilon, self.g)
+
+    @property
+    def p_star(self) -> float:
+        return self.bucket.p
+
+    @property
+    def q_star(self) -> float:
+        return 1.0 / self.g
+
+    @property
+    def ratio(self) -> float:
+        return self.bucket.p / self.bucket.q
+
+    def privacy_loss(self) -> float:
+        return self.bucket.privacy_loss()
+
+    def hash(self, a: np.ndarray, b: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``h_{a,b}(v)`` elementwise (broadcasting), as int64 buckets in ``0 .. g-1``."""
+        return ((a * values + b) % PRIME) % self.g
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Reports ``(a, b, y)``: a fresh hash per user, then GRR over the g buckets."""
+        values = self.check_values(values).astype(np.int64)
+        a = rng.integers(1, PRIME, size=values.size, dtype=np.int64)
+        b = rng.integers(0, PRIME, size=values.size, dtype=np.int64)
+        y = self.bucket.perturb(self.hash(a, b, values), rng)
+        return np.stack([a, b, y], axis=1)
+
+    def support(self, reports: np.ndarray) -> np.ndarray:
+        """``S[i, v] = [h_i(v) = y_i]``."""
+        a, b, y = (reports[:, j : j + 1] for j in range(3))
+        return (self.hash(a, b, np.arange(self.k, dtype=np.int64)[None, :]) == y).astype(np.uint8)
+
+    def transition_matrix(self, hashes: np.ndarray | None = None) -> np.ndarray:
+        """``P[x, (h, y)]`` for a uniform choice among the given ``(a, b)`` hash parameters
+        (default: 16 fixed ones), outputs ordered by hash then bucket."""
+        if hashes is None:
+            hashes = np.array([(a, b) for a in (1, 2, 3, 5, 7, 11, 13, 17) for b in (0, 1)])
+        values = np.arange(self.k, dtype=np.int64)
+        buckets = self.hash(hashes[:, :1], hashes[:, 1:], values[None, :])  # (H, k)
+        channel = self.bucket.channel_matrix()  # (g, g)
+        per_hash = channel[buckets]  # (H, k, g): Pr[y | x, h]
+        return per_hash.transpose(1, 0, 2).reshape(self.k, -1) / len(hashes)

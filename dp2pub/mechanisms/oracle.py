@@ -1,0 +1,154 @@
+"""The frequency-oracle interface shared by GRR, unary encoding, OLH and RAPPOR.
+
+Wang, Blocki, Li, Jha (USENIX Security 2017) call a protocol *pure* when each report
+``y`` defines a support set and ``Pr[v in Support(y) | x = v] = p*`` while
+``Pr[v in Support(y) | x != v] = q*``. For such an oracle every user's report gives the
+linear unbiased vector ``u = (S - q*) / (p* - q*)`` of ``e_x``, where ``S`` is the report's
+support indicator; the population estimate is their mean, ``(C - n q*) / (n (p* - q*))``,
+and the mean of outer products over independently perturbed attributes is an unbiased joint
+estimate. The likelihood of a report depends on ``x`` only through ``S_x``:
+``Pr[y | x] proportional to r^{S_x}``, which is all iterative Bayesian update needs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+import numpy as np
+
+from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
+from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
+
+#: Users per chunk are chosen so that a chunk's (users x domain) work array stays this small.
+CHUNK_CELLS = 1 << 22
+
+
+def chunks(n: int, width: int) -> Iterator[slice]:
+    """Slices of ``range(n)`` whose ``len * width`` stays near :data:`CHUNK_CELLS`."""
+    step = max(1, CHUNK_CELLS // max(1, width))
+    for start in range(0, n, step):
+        yield slice(start, min(n, start + step))
+
+
+class FrequencyOracle(ABC):
+    """An epsilon-LDP frequency oracle for one attribute with domain ``0 .. k-1``.
+
+    Subclasses implement the client side (:meth:`perturb`), the support of a chunk of
+    reports (:meth:`support`), the support probabilities (:attr:`p_star`, :attr:`q_star`),
+    the likelihood ratio :attr:`ratio` and the exact channel (:meth:`transition_matrix`).
+    """
+
+    name: str = "oracle"
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.k = check_int(k, "k", 2)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon!r}, k={self.k!r})"
+
+    # ----- client side
+    @abstractmethod
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Perturb a whole column of values; the first axis of the result indexes users."""
+
+    def check_values(self, values: np.ndarray) -> np.ndarray:
+        """Return ``values`` as an array, or raise ConfigError naming a value outside the domain."""
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise ValueError(f"values must be one column (1-d), got shape {values.shape}")
+        if values.size and (values.min() < 0 or values.max() >= self.k):
+            bad = values[(values < 0) | (values >= self.k)][0]
+            raise ConfigError("value", int(bad), f"a code in 0..{self.k - 1}")
+        return values
+
+    # ----- server side
+    @property
+    @abstractmethod
+    def p_star(self) -> float:
+        """``Pr[x in Support(y) | value x]``."""
+
+    @property
+    @abstractmethod
+    def q_star(self) -> float:
+        """``Pr[v in Support(y) | value x != v]``."""
+
+    @property
+    @abstractmethod
+    def ratio(self) -> float:
+        """``r`` with ``Pr[y | x] = c(y) r^{S_x(y)}`` for every report y."""
+
+    @abstractmethod
+    def support(self, reports: np.ndarray) -> np.ndarray:
+        """``S[i, v]``: whether (or how often) report ``i`` supports value ``v``; (m, k)."""
+
+    def n_reports(self, reports: np.ndarray) -> int:
+        """Number of users behind ``reports``."""
+        return int(np.shape(reports)[0])
+
+    def support_counts(self, reports: np.ndarray) -> np.ndarray:
+        """``C(v) = sum_i S[i, v]``, computed chunk by chunk."""
+        counts = np.zeros(self.k, dtype=np.int64)
+        for part in chunks(self.n_reports(reports), self.k):
+            counts += self.support(reports[part]).sum(axis=0, dtype=np.int64)
+        return counts
+
+    @property
+    def linear(self) -> bool:
+        """Whether :meth:`user_estimates` exists (a linear unbiased per-user estimate)."""
+        return True
+
+    def user_estimates(self, reports: np.ndarray) -> np.ndarray:
+        """Per-user unbiased vectors ``(S - q*) / (p* - q*)`` of shape (m, k)."""
+        return (self.support(reports) - self.q_star) / (self.p_star - self.q_star)
+
+    def likelihoods(self, reports: np.ndarray) -> np.ndarray:
+        """``Pr[y_i | x = v]`` up to a factor of ``y_i``: ``r^{S[i, v]}``, shape (m, k)."""
+        return np.power(self.ratio, self.support(reports).astype(np.float64))
+
+    def estimate(self, reports: np.ndarray, estimator: str = "unbiased") -> np.ndarray:
+        """Estimated frequencies of the k values.
+
+        ``none``: the raw support fractions ``C / n``; ``unbiased``:
+        ``(C - n q*) / (n (p* - q*))``; ``clip`` / ``norm_sub``: that, post-processed;
+        ``ibu``: iterative Bayesian update (:func:`dp2pub.mechanisms.ibu.ibu`).
+        """
+        check_choice(estimator, "estimator", ESTIMATORS)
+        n = self.n_reports(reports)
+        if n == 0:
+            raise ConfigError("reports", 0, "at least one report")
+        if estimator == "ibu":
+            from dp2pub.mechanisms.ibu import ibu
+
+            return ibu([self], [reports])
+        counts = self.support_counts(reports).astype(np.float64)
+        if estimator == "none":
+            return counts / n
+        unbiased = (counts - n * self.q_star) / (n * (self.p_star - self.q_star))
+        return postprocess(unbiased, estimator)
+
+    def variance(self, n: int) -> float:
+        """``Var[f_hat(v)]`` for a value of frequency near 0: ``q*(1-q*) / (n (p*-q*)^2)``
+        (Wang et al. 2017, section 3); the DESIGN table lists it per oracle."""
+        p, q = self.p_star, self.q_star
+        return q * (1 - q) / (n * (p - q) ** 2)
+
+    def expected_mse(self, n: int, freq: np.ndarray | None = None) -> float:
+        """Exact expected squared error of the unbiased estimate, averaged over the k values.
+
+        ``Var[f_hat(v)] = [f_v p*(1-p*) + (1-f_v) q*(1-q*)] / (n (p*-q*)^2)`` (Wang et al.
+        2017, Theorem 2); the mean over v uses only ``sum_v f_v = 1``, so ``freq`` (the true
+        distribution, which other oracles need) is not used.
+        """
+        p, q, k = self.p_star, self.q_star, self.k
+        return (p * (1 - p) + (k - 1) * q * (1 - q)) / (k * n * (p - q) ** 2)
+
+    @abstractmethod
+    def transition_matrix(self) -> np.ndarray:
+        """Exact ``P[x, y] = Pr[report y | value x]`` over an enumerated output space
+        (small domains only; used by privacy audits)."""
+
+    @abstractmethod
+    def privacy_loss(self) -> float:
+        """The epsilon this oracle's exact channel guarantees (at most ``epsilon``)."""

@@ -1,0 +1,103 @@
+"""Unary encoding: symmetric (SUE, basic RAPPOR without Bloom filter) and optimized (OUE).
+
+Wang et al., USENIX Security 2017, section 4.3: the value ``x`` is one-hot encoded in k bits;
+bit ``x`` is reported as 1 with probability p, every other bit with probability q, and
+``epsilon = ln(p (1 - q) / ((1 - p) q))``.
+
+- SUE: ``p = e^{eps/2} / (e^{eps/2} + 1)``, ``q = 1 - p``.
+- OUE: ``p = 1/2``, ``q = 1 / (e^eps + 1)``, which minimises the variance.
+
+p and q are rounded to multiples of 2^-32 (p down, q up), which can only lower the privacy
+loss; the realized values are the ones every estimate and audit uses. Reports are packed
+bits, ``(n, ceil(k/8))`` uint8, drawn chunk by chunk so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from dp2pub.mechanisms import bits
+from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
+from dp2pub.validation import check_epsilon
+
+
+class UnaryEncoding(FrequencyOracle):
+    """Unary encoding with bit probabilities ``p`` (own bit) and ``q`` (other bits)."""
+
+    name = "ue"
+
+    def __init__(self, epsilon: float, k: int, p: float, q: float) -> None:
+        super().__init__(epsilon, k)
+        self._tp = bits.threshold(p, "down")
+        self._tq = bits.threshold(q, "up")
+
+    @property
+    def p_star(self) -> float:
+        return bits.realized(self._tp)
+
+    @property
+    def q_star(self) -> float:
+        return bits.realized(self._tq)
+
+    @property
+    def ratio(self) -> float:
+        p, q = self.p_star, self.q_star
+        return p * (1 - q) / (q * (1 - p))
+
+    def privacy_loss(self) -> float:
+        return math.log(self.ratio)
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Packed reports: every bit Bernoulli(q), then bit ``x`` of each user Bernoulli(p)."""
+        values = self.check_values(values)
+        n, k = values.size, self.k
+        packed = np.empty((n, (k + 7) // 8), dtype=np.uint8)
+        for part in chunks(n, k):
+            m = part.stop - part.start
+            block = bits.bernoulli(rng, (m, k), self._tq)
+            block[np.arange(m), values[part]] = bits.bernoulli(rng, m, self._tp)
+            packed[part] = np.packbits(block, axis=1)
+        return packed
+
+    def support(self, reports: np.ndarray) -> np.ndarray:
+        """The unpacked bits: a report supports every value whose bit is 1."""
+        return np.unpackbits(reports, axis=1, count=self.k)
+
+    def support_counts(self, reports: np.ndarray) -> np.ndarray:
+        """Column sums of the packed bits, chunk by chunk."""
+        counts = np.zeros(self.k, dtype=np.int64)
+        for part in chunks(len(reports), reports.shape[1]):
+            counts += bits.packed_column_sums(reports[part], self.k)
+        return counts
+
+    def transition_matrix(self) -> np.ndarray:
+        """``P[x, y]`` over all ``2^k`` bit vectors y (k <= 12)."""
+        if self.k > 12:
+            raise ValueError(f"the exact channel has 2^{self.k} outputs; audit with k <= 12")
+        outputs = np.array(list(itertools.product((0, 1), repeat=self.k)), dtype=bool)
+        own = np.eye(self.k, dtype=bool)
+        prob_one = np.where(own, self.p_star, self.q_star)  # (x, bit)
+        per_bit = np.where(outputs[None, :, :], prob_one[:, None, :], 1 - prob_one[:, None, :])
+        return per_bit.prod(axis=2)
+
+
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR without a Bloom filter)."""
+
+    name = "sue"
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        half = math.exp(check_epsilon(epsilon) / 2)
+        super().__init__(epsilon, k, half / (half + 1), 1 / (half + 1))
+
+
+class OUE(UnaryEncoding):
+    """Optimized unary encoding: ``p = 1/2``, ``q = 1 / (e^eps + 1)``."""
+
+    name = "oue"
+
+    def __init__(self, epsilon: float, k: int) -> None:
+        super().__init__(epsilon, k, 0.5, 1 / (math.exp(check_epsilon(epsilon)) + 1))

@@ -1,0 +1,104 @@
+"""Invariant PRAM on the joint domain of a cluster of GRR-perturbed attributes.
+
+Gouweleeuw, Kooiman, Willenborg, de Wolf, "Post randomisation for statistical disclosure
+control: theory and implementation", J. Official Statistics 14(4), 1998: reports z went through
+a known channel Q (here the Kronecker product of the attributes' GRR matrices). The server
+estimates the original distribution ``pi = Q^{-1} lambda`` from the report distribution
+``lambda`` (applied axis by axis, then projected onto the simplex), forms the posterior
+``Qbar[z, x] = pi(x) Q[x, z] / sum_y pi(y) Q[y, z]`` and replaces every report z by a draw from
+``Qbar[z, .]``. Since ``pi Q Qbar = pi``, the published table's expected distribution is pi:
+its marginals are unbiased for the original ones (up to the projection), unlike the raw
+reports'. This is post-processing: it costs no privacy budget.
+
+The posterior is never materialized: with ``Q_j[a, b] = q_j (1 + r_j [a = b])``,
+``r_j = (p_j - q_j) / q_j``, it expands into a mixture over subsets S of the cluster,
+``Qbar[z, x] ∝ sum_S (prod_{j in S} r_j) pi(x) [x_S = z_S]``: draw S with probability
+proportional to ``prod_{j in S} r_j * pi_S(z_S)`` (pi_S the marginal of pi on S), then draw x
+from pi conditioned on ``x_S = z_S``. Cost per user: 2^|cluster| weights.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dp2pub.mechanisms.estimators import project_simplex
+from dp2pub.mechanisms.grr import GRR
+from dp2pub.metrics.marginals import joint_codes, marginal_counts
+
+
+def estimate_prior(reports: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
+    """``pi = project(Q^{-1} lambda)`` on the cluster's joint domain (shape = domain sizes)."""
+    shape = tuple(o.k for o in oracles)
+    freq = marginal_counts(reports, shape) / len(reports)
+    for axis, oracle in enumerate(oracles):
+        freq = oracle.unbias(freq, axis=axis)
+    return project_simplex(freq)
+
+
+def channel_matrix(oracles: Sequence[GRR]) -> np.ndarray:
+    """The joint channel ``Q[x, z]`` as a dense Kronecker product (tests and tiny domains only)."""
+    matrix = np.ones((1, 1))
+    for oracle in oracles:
+        matrix = np.kron(matrix, oracle.channel_matrix())
+    return matrix
+
+
+def posterior_matrix(prior: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
+    """The dense posterior ``Qbar[z, x]`` (tests and tiny domains only)."""
+    joint = prior.ravel()[:, None] * channel_matrix(oracles)  # pi(x) Q[x, z]
+    totals = joint.sum(axis=0)
+    return np.divide(joint, totals, out=np.zeros_like(joint), where=totals > 0).T
+
+
+def sample_rows(table: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each ``r`` in ``rows`` draw a column with probability proportional to ``table[r]``.
+
+    One ``searchsorted`` over the row-normalized cumulative sums, each row shifted by its
+    index so the flattened array is increasing.
+    """
+    cumulative = np.cumsum(table, axis=1)
+    totals = cumulative[:, -1:]
+    normalized = np.divide(cumulative, totals, out=np.ones_like(cumulative), where=totals > 0)
+    shifted = (normalized + np.arange(table.shape[0])[:, None]).ravel()
+    flat = np.searchsorted(shifted, rows + rng.random(rows.size), side="right")
+    return np.minimum(flat - rows * table.shape[1], table.shape[1] - 1)
+
+
+def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator) -> np.ndarray:
+    """Replace each joint report (row of ``reports``) by a draw from its posterior row."""
+    n, c = reports.shape
+    shape = prior.shape
+    gains = [(o.p - o.q) / o.q for o in oracles]
+    subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
+    weights = np.empty((n, len(subsets)))
+    for index, subset in enumerate(subsets):
+        rest = tuple(j for j in range(c) if j not in subset)
+        marginal = prior.sum(axis=rest) if rest else prior
+        at = marginal[tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
+        weights[:, index] = math.prod(gains[j] for j in subset) * at
+    chosen = sample_rows(weights, np.arange(n), rng)
+    out = reports.copy()
+    for index, subset in enumerate(subsets):
+        users = np.flatnonzero(chosen == index)
+        if users.size == 0 or len(subset) == c:
+            continue  # S = whole cluster: x = z
+        rest = [j for j in range(c) if j not in subset]
+        table = np.transpose(prior, list(subset) + rest).reshape(
+            math.prod(shape[j] for j in subset), math.prod(shape[j] for j in rest)
+        )
+        rows = joint_codes(reports[np.ix_(users, subset)], [shape[j] for j in subset]) if subset else np.zeros(users.size, np.int64)
+        cols = sample_rows(table, rows, rng)
+        out[np.ix_(users, rest)] = np.stack(np.unravel_index(cols, [shape[j] for j in rest]), axis=1)
+    return out
+
+
+def invariant_pram(
+    reports: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Invariant PRAM of a cluster's reports (n, c): returns (published codes, estimated prior)."""
+    prior = estimate_prior(reports, oracles)
+    return resample(reports, prior, oracles, rng), prior
