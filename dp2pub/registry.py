@@ -18,7 +18,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
-from dp2pub.publish.oracle_table import oracle_publisher, rappor_publisher
+from dp2pub.publish.oracle_table import oracle_publisher
 from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.validation import ConfigError
 
@@ -29,8 +29,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "adult": load_adult,
 }
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
-    **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh")},
-    "rappor": rappor_publisher,
+    **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh", "rappor")},
     "pram": PRAMPublisher,
 }
 

@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 
 from dp2pub.cli import execute
 from dp2pub.validation import ConfigError
-from tests.conftest import ROOT, compose_config, run_cli
+from tests.conftest import compose_config, run_cli
 from tests.test_job import BAD
 
 CONTRACT = ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",

@@ -13,20 +13,26 @@ from dp2pub.data.domain import Domain
 from dp2pub.validation import ConfigError, check_int
 
 
-def make_synthetic(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Dataset:
-    """Draw ``n`` records over ``d`` attributes.
-
-    Each attribute's domain size is drawn uniformly from ``[k_min, k_max]``; each value is
-    drawn uniformly from its domain, independently of everything else.
-    """
+def table_shape(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """Check a generator's ``n >= 1``, ``d >= 1``, ``2 <= k_min <= k_max``, and draw the d
+    domain sizes uniformly from ``[k_min, k_max]``; returns ``(n, sizes)``."""
     n = check_int(n, "n", 1)
     d = check_int(d, "d", 1)
     k_min = check_int(k_min, "k_min", 2)
     k_max = check_int(k_max, "k_max", 2)
     if k_min > k_max:
         raise ConfigError("k_min", k_min, f"an integer <= k_max={k_max}")
-    sizes = rng.integers(k_min, k_max, size=d, endpoint=True)
-    codes = np.empty((n, d), dtype=code_dtype(k_max), order="F")
+    return n, rng.integers(k_min, k_max, size=d, endpoint=True)
+
+
+def make_synthetic(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Dataset:
+    """Draw ``n`` records over ``d`` attributes.
+
+    Each attribute's domain size is drawn uniformly from ``[k_min, k_max]``; each value is
+    drawn uniformly from its domain, independently of everything else.
+    """
+    n, sizes = table_shape(n, d, k_min, k_max, rng)
+    codes = np.empty((n, len(sizes)), dtype=code_dtype(sizes.max()), order="F")
     for j, k in enumerate(sizes):  # one vectorized draw per attribute
         codes[:, j] = rng.integers(0, k, size=n)
     return Dataset(codes, Domain.from_sizes(sizes), name="synthetic")

@@ -35,6 +35,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
+from dp2pub.data.synthetic import table_shape
 from dp2pub.metrics.marginals import joint_codes
 from dp2pub.validation import ConfigError, check_int
 
@@ -119,14 +120,8 @@ def make_synthetic_bn(
 ) -> Dataset:
     """Draw a random network (degree, domain sizes in ``[k_min, k_max]``, ``strength``) with
     ``rng`` and then ``n`` records from it. Attributes are named ``a0 .. a{d-1}``."""
-    n = check_int(n, "n", 1)
-    d = check_int(d, "d", 1)
     degree = check_int(degree, "degree", 0)
-    k_min = check_int(k_min, "k_min", 2)
-    k_max = check_int(k_max, "k_max", 2)
-    if k_min > k_max:
-        raise ConfigError("k_min", k_min, f"an integer <= k_max={k_max}")
     strength = check_strength(strength)
-    sizes = rng.integers(k_min, k_max, size=d, endpoint=True)
+    n, sizes = table_shape(n, d, k_min, k_max, rng)
     network = random_network(sizes, degree, strength, rng)
     return Dataset(network.sample(n, rng), Domain.from_sizes(sizes), name="synthetic_bn")

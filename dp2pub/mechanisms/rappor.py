@@ -29,7 +29,7 @@ import numpy as np
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
+from dp2pub.validation import ConfigError, check_choice, check_int
 
 GUARANTEES = ("permanent", "one_report")
 

@@ -7,7 +7,6 @@ from dp2pub.publish.oracle_table import (
     OraclePublisher,
     OracleRelease,
     oracle_publisher,
-    rappor_publisher,
 )
 
 __all__ = [
@@ -20,5 +19,4 @@ __all__ = [
     "STRATEGIES",
     "TableRelease",
     "oracle_publisher",
-    "rappor_publisher",
 ]

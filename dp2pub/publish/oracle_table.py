@@ -17,6 +17,7 @@ independently, so the product is unbiased).
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -184,25 +185,20 @@ class OraclePublisher:
 
 
 def oracle_publisher(oracle: str):
-    """The registry builder of ``mechanism=<oracle>`` for an oracle without options."""
+    """The registry builder of ``mechanism=<oracle>``.
 
-    def build(estimator: str = "unbiased", strategy: str = "split") -> OraclePublisher:
-        return OraclePublisher(oracle, estimator, strategy)
+    Its keyword arguments are ``estimator``, ``strategy`` and the oracle's own options (for
+    RAPPOR: ``num_bits``, ``num_hashes``, ``f``, ``p``, ``q``, ...), read off the oracle class,
+    so the registry can name an unknown config key.
+    """
+    own = [p for name, p in inspect.signature(ORACLES[oracle]).parameters.items() if name not in ("epsilon", "k")]
 
+    def build(estimator: str = "unbiased", strategy: str = "split", **options) -> OraclePublisher:
+        return OraclePublisher(oracle, estimator, strategy, options)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    build.__signature__ = inspect.Signature(
+        [inspect.Parameter("estimator", keyword, default="unbiased"), inspect.Parameter("strategy", keyword, default="split")]
+        + [p.replace(kind=keyword) for p in own]
+    )
     return build
-
-
-def rappor_publisher(
-    estimator: str = "unbiased",
-    strategy: str = "split",
-    num_bits: int = 64,
-    num_hashes: int = 2,
-    f: float | None = None,
-    p: float | None = None,
-    q: float | None = None,
-    guarantee: str = "permanent",
-    hash_seed: int = 0,
-) -> OraclePublisher:
-    """The registry builder of ``mechanism=rappor`` (see :class:`dp2pub.mechanisms.RAPPOR`)."""
-    options = dict(num_bits=num_bits, num_hashes=num_hashes, f=f, p=p, q=q, guarantee=guarantee, hash_seed=hash_seed)
-    return OraclePublisher("rappor", estimator, strategy, options)
