@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -27,6 +27,7 @@ class JobResult:
     per_attribute: pd.DataFrame
     ledger: pd.DataFrame
     published: Dataset | None
+    artifacts: dict = field(default_factory=dict)
 
 
 def run_job(cfg: Mapping) -> JobResult:
@@ -72,4 +73,6 @@ def run_job(cfg: Mapping) -> JobResult:
     timings = {"data": loaded - start, **outcome.timings, **evaluation.timings}
     timings["total"] = time.perf_counter() - start
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
-    return JobResult(metrics, evaluation.per_attribute, pd.DataFrame(outcome.ledger), outcome.published)
+    return JobResult(
+        metrics, evaluation.per_attribute, pd.DataFrame(outcome.ledger), outcome.published, outcome.artifacts
+    )

@@ -19,6 +19,7 @@ from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.oracle_table import oracle_publisher
+from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.validation import ConfigError
 
@@ -31,6 +32,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh", "rappor")},
     "pram": PRAMPublisher,
+    "dp2pub": DP2PubPublisher,
 }
 
 #: Keys of a config entry that are not arguments of its builder.

@@ -7,6 +7,7 @@ leaves its run FAILED, with the error text in the ``error`` tag, and the error p
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -112,6 +113,8 @@ def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> Non
         result.per_attribute.to_csv(folder / "per_attribute_metrics.csv", index=False)
         if not result.ledger.empty:
             result.ledger.to_csv(folder / "budget_ledger.csv", index=False)
+        for name, value in result.artifacts.items():
+            (folder / f"{name}.json").write_text(json.dumps(value, indent=2))
         if save_published and result.published is not None:
             result.published.to_frame().to_csv(folder / "published.csv.gz", index=False)
         mlflow.log_artifacts(str(folder))

@@ -1,6 +1,16 @@
-"""``python -m dp2pub.bench [--n N] [--reference-n N]``: run every benchmark."""
+"""``python -m dp2pub.bench [oracles|structure] [options]``: run one benchmark, or all of them
+(with their default options) when none is named."""
 
-from dp2pub.bench.oracles import main
+import sys
+
+from dp2pub.bench import oracles, structure
+
+BENCHES = {"oracles": oracles.main, "structure": structure.main}
 
 if __name__ == "__main__":
-    main()
+    args = sys.argv[1:]
+    if args and args[0] in BENCHES:
+        BENCHES[args[0]](args[1:])
+    else:
+        for main in BENCHES.values():
+            main(args)

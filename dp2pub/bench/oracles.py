@@ -115,7 +115,7 @@ def reference(fn: Callable[..., dict], *args) -> dict | str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m dp2pub.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m dp2pub.bench oracles", description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="users per oracle (default 1e6)")
     parser.add_argument("--k", type=int, default=128, help="domain size (default 128)")
     parser.add_argument("--epsilon", type=float, default=1.0)

@@ -51,10 +51,13 @@ class Outcome:
     Attributes:
         release: answers the marginal queries the metrics ask.
         published: the published table, if the publisher releases one.
-        ledger: one row per budget item: ``{"phase", "attribute", "epsilon"}``; the per-user
-            cost ``epsilon_spent`` is its sum (sequential composition).
+        ledger: one row per budget item: ``{"phase", "attribute", "epsilon"}`` and optionally
+            ``"users"``, the group of users who spend it (default ``"all"``). A user's cost is
+            the sum of the rows of ``"all"`` and of their own group (sequential composition);
+            ``epsilon_spent`` is the largest over the disjoint groups (parallel composition).
         timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
         extra_metrics: further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
+        artifacts: JSON-serializable objects logged as ``<name>.json`` (a learned network, ...).
     """
 
     release: Release
@@ -62,13 +65,18 @@ class Outcome:
     ledger: list[dict] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     extra_metrics: dict[str, float] = field(default_factory=dict)
+    artifacts: dict[str, object] = field(default_factory=dict)
 
     @property
     def epsilon_spent(self) -> float | None:
         """Per-user privacy cost under sequential composition, or None for non-DP methods."""
         if not self.ledger:
             return None
-        return math.fsum(row["epsilon"] for row in self.ledger)
+        shared = [row["epsilon"] for row in self.ledger if row.get("users", "all") == "all"]
+        groups = {row["users"] for row in self.ledger if row.get("users", "all") != "all"}
+        if not groups:
+            return math.fsum(shared)
+        return max(math.fsum(shared + [row["epsilon"] for row in self.ledger if row.get("users") == g]) for g in groups)
 
 
 class Publisher(Protocol):

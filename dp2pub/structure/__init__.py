@@ -1,0 +1,29 @@
+"""Structure learning: entropy and mutual information of coded columns, and PrivBayes'
+GreedyBayes network (Zhang et al., SIGMOD 2014), the first step of DP2-Pub.
+
+Modules: ``information`` (entropy, mutual information), ``bayes_net`` (GreedyBayes and the
+network), ``clustering`` (DP2-Pub's Markov-blanket clusters), ``budget`` (CIF / PBC weights).
+"""
+
+from dp2pub.structure.information import (
+    conditional_entropy,
+    entropy,
+    entropy_from_counts,
+    entropy_of_distribution,
+    mutual_information,
+    mutual_information_of_distribution,
+)
+from dp2pub.structure.bayes_net import BayesianNetwork, Selector, argmax_select, greedy_bayes
+
+__all__ = [
+    "BayesianNetwork",
+    "Selector",
+    "argmax_select",
+    "conditional_entropy",
+    "entropy",
+    "entropy_from_counts",
+    "entropy_of_distribution",
+    "greedy_bayes",
+    "mutual_information",
+    "mutual_information_of_distribution",
+]
