@@ -11,7 +11,8 @@
    ``eps2 * PBC(C)``, split evenly over its attributes (:mod:`dp2pub.structure.budget`).
 4. Release phase: the release users report every attribute with GRR at its budget; the server
    runs invariant PRAM on each cluster's joint domain and publishes the table (of the release
-   users).
+   users). ``prior: inverse`` estimates each cluster's distribution as ``project(Q^-1 lambda)``
+   (as the paper and PRAM do); ``prior: ibu`` uses the maximum-likelihood estimate instead.
 
 Every user spends exactly epsilon: ``eps1 + eps2`` with ``split: budget``, epsilon in one
 phase with ``split: users``. ``trust: local`` (users apply the channel) and ``trust: trusted``
@@ -28,7 +29,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.publish.base import Outcome, TableRelease
-from dp2pub.publish.invariant_pram import invariant_pram
+from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
 from dp2pub.publish.pram import perturb_table
 from dp2pub.structure.bayes_net import greedy_bayes
 from dp2pub.structure.budget import attribute_budgets, cluster_weights
@@ -47,6 +48,7 @@ class DP2PubPublisher:
     max_cluster_size: int = 4
     max_cells: int = 10_000
     trust: str = "local"
+    prior: str = "inverse"
     name: str = "dp2pub"
 
     def __post_init__(self) -> None:
@@ -58,6 +60,7 @@ class DP2PubPublisher:
         check_int(self.max_cluster_size, "max_cluster_size", 1)
         check_int(self.max_cells, "max_cells", 1)
         check_choice(self.trust, "trust", ("local", "trusted"))
+        check_choice(self.prior, "prior", PRIORS)
 
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
@@ -95,7 +98,9 @@ class DP2PubPublisher:
         mark = time.perf_counter()
         published = np.empty_like(released)
         for cluster in clusters:
-            published[:, cluster] = invariant_pram(released[:, cluster], [release_oracles[j] for j in cluster], rng)[0]
+            published[:, cluster] = invariant_pram(
+                released[:, cluster], [release_oracles[j] for j in cluster], rng, self.prior
+            )[0]
         times["pram"] = time.perf_counter() - mark
 
         table = releasers.with_codes(published)
@@ -113,6 +118,6 @@ class DP2PubPublisher:
                 for cluster, w in zip(clusters, weights)
             ],
             "entropies": {a: float(h) for a, h in zip(names, entropies)},
-            "settings": {"split": self.split, "trust": self.trust, "epsilon1": eps1, "epsilon2": eps2},
+            "settings": {"split": self.split, "trust": self.trust, "prior": self.prior, "epsilon1": eps1, "epsilon2": eps2},
         }
         return Outcome(TableRelease(table), table, ledger, times, artifacts=artifacts)

@@ -27,11 +27,24 @@ import numpy as np
 
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.ibu import ibu
 from dp2pub.metrics.marginals import joint_codes, marginal_counts
+from dp2pub.validation import check_choice
 
 
-def estimate_prior(reports: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
-    """``pi = project(Q^{-1} lambda)`` on the cluster's joint domain (shape = domain sizes)."""
+PRIORS: tuple[str, ...] = ("inverse", "ibu")
+
+
+def estimate_prior(reports: np.ndarray, oracles: Sequence[GRR], method: str = "inverse") -> np.ndarray:
+    """The cluster's estimated joint distribution (shape = domain sizes).
+
+    ``inverse``: ``project(Q^{-1} lambda)``, the PRAM estimate of Gouweleeuw et al.;
+    ``ibu``: the maximum-likelihood distribution by iterative Bayesian update, which stays
+    accurate when the inverse is very noisy (small budgets, large joint domains).
+    """
+    check_choice(method, "prior", PRIORS)
+    if method == "ibu":
+        return ibu(list(oracles), [reports[:, j] for j in range(reports.shape[1])], max_iter=2000, tol=1e-8)
     shape = tuple(o.k for o in oracles)
     freq = marginal_counts(reports, shape) / len(reports)
     for axis, oracle in enumerate(oracles):
@@ -97,8 +110,8 @@ def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng
 
 
 def invariant_pram(
-    reports: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator
+    reports: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator, prior: str = "inverse"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Invariant PRAM of a cluster's reports (n, c): returns (published codes, estimated prior)."""
-    prior = estimate_prior(reports, oracles)
+    prior = estimate_prior(reports, oracles, prior)
     return resample(reports, prior, oracles, rng), prior

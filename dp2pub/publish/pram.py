@@ -18,8 +18,8 @@ import numpy as np
 from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, TableRelease
-from dp2pub.publish.invariant_pram import invariant_pram
-from dp2pub.validation import check_epsilon
+from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
+from dp2pub.validation import check_choice, check_epsilon
 
 
 def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator) -> tuple[np.ndarray, list[GRR]]:
@@ -33,9 +33,14 @@ def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator)
 
 @dataclass(frozen=True)
 class PRAMPublisher:
-    """``mechanism=pram``: GRR at epsilon/d per attribute, then invariant PRAM per attribute."""
+    """``mechanism=pram``: GRR at epsilon/d per attribute, then invariant PRAM per attribute
+    (``prior``: ``inverse`` = project(Q^-1 lambda), or ``ibu`` = maximum likelihood)."""
 
+    prior: str = "inverse"
     name: str = "pram"
+
+    def __post_init__(self) -> None:
+        check_choice(self.prior, "prior", PRIORS)
 
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
@@ -45,7 +50,7 @@ class PRAMPublisher:
         perturbed = time.perf_counter()
         published = np.empty_like(reports)
         for j, oracle in enumerate(oracles):
-            published[:, [j]] = invariant_pram(reports[:, [j]], [oracle], rng)[0]
+            published[:, [j]] = invariant_pram(reports[:, [j]], [oracle], rng, self.prior)[0]
         done = time.perf_counter()
         table = data.with_codes(published)
         ledger = [{"phase": "perturb", "attribute": a, "epsilon": share} for a in data.domain.names]

@@ -81,3 +81,14 @@ def test_pram_spends_epsilon_once_and_times_its_phases():
     assert outcome.epsilon_spent == pytest.approx(2.0)
     assert set(outcome.timings) == {"perturb", "pram"}
     assert outcome.published.codes.shape == data.codes.shape
+
+
+def test_ibu_prior_is_a_distribution_close_to_the_inverse_on_a_large_sample():
+    oracle = GRR(2.0, 3)
+    reports = oracle.perturb(np.repeat([0, 1, 2], [70_000, 20_000, 10_000]), np.random.default_rng(7))[:, None]
+    inverse = estimate_prior(reports, [oracle], "inverse")
+    mle = estimate_prior(reports, [oracle], "ibu")
+    assert mle.min() >= 0 and mle.sum() == pytest.approx(1.0)
+    assert np.abs(mle - inverse).max() < 0.01  # no clipping needed here: both are the same estimate
+    with pytest.raises(Exception, match="prior='mode'"):
+        estimate_prior(reports, [oracle], "mode")
