@@ -21,6 +21,7 @@ from dp2pub.publish.base import Publisher
 from dp2pub.publish.oracle_table import oracle_publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.pram import PRAMPublisher
+from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.validation import ConfigError
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
@@ -33,6 +34,7 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh", "rappor")},
     "pram": PRAMPublisher,
     "dp2pub": DP2PubPublisher,
+    "privbayes": PrivBayesPublisher,
 }
 
 #: Keys of a config entry that are not arguments of its builder.

@@ -107,9 +107,11 @@ class DP2PubPublisher:
         names = data.domain.names
         group = "all" if self.split == "budget" else "structure"
         ledger = [{"phase": "structure", "attribute": a, "epsilon": eps1 / data.d, "users": group} for a in names]
+        cluster_of = {a: index for index, cluster in enumerate(clusters) for a in cluster}
         ledger += [
-            {"phase": "release", "attribute": a, "epsilon": float(b), "users": "all" if group == "all" else "release"}
-            for a, b in zip(names, budgets)
+            {"phase": "release", "attribute": names[a], "epsilon": float(budgets[a]), "cluster": cluster_of[a],
+             "users": "all" if group == "all" else "release"}
+            for a in range(data.d)
         ]
         artifacts = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
