@@ -20,6 +20,7 @@ from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.oracle_table import oracle_publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
+from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.validation import ConfigError
@@ -35,6 +36,8 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     "pram": PRAMPublisher,
     "dp2pub": DP2PubPublisher,
     "privbayes": PrivBayesPublisher,
+    "samarati": SamaratiPublisher,
+    "mondrian": MondrianPublisher,
 }
 
 #: Keys of a config entry that are not arguments of its builder.

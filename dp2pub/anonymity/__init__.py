@@ -1,0 +1,1 @@
+"""k-anonymity: generalization hierarchies, Samarati, Mondrian and their utility metrics."""
