@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
+from dp2pub.mechanisms.oracle import FrequencyOracle, chunks, rowwise_outer
 from dp2pub.metrics.marginals import marginal_counts
 
 #: Below this many cells the per-user likelihood matrix is kept between iterations.
@@ -68,12 +68,8 @@ def _ibu_grr(oracles: list, observed: np.ndarray, max_iter: int, tol: float) -> 
 
 def _joint_likelihoods(oracles: list, reports: list, part: slice) -> np.ndarray:
     """``Pr[y_i | x]`` up to a factor per user, for users ``part``, flattened over the joint domain."""
-    joint = None
-    for oracle, rep in zip(oracles, reports):
-        lik = oracle.likelihoods(rep[part])
-        lik = lik / lik.max(axis=1, keepdims=True)  # rescale per user for numerical range
-        joint = lik if joint is None else (joint[:, :, None] * lik[:, None, :]).reshape(len(lik), -1)
-    return joint
+    likelihoods = [oracle.likelihoods(rep[part]) for oracle, rep in zip(oracles, reports)]
+    return rowwise_outer([lik / lik.max(axis=1, keepdims=True) for lik in likelihoods])  # rescaled per user
 
 
 def _ibu_users(oracles: list, reports: list, shape: tuple, max_iter: int, tol: float) -> np.ndarray:

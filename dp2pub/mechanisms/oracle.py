@@ -31,6 +31,14 @@ def chunks(n: int, width: int) -> Iterator[slice]:
         yield slice(start, min(n, start + step))
 
 
+def rowwise_outer(matrices: list[np.ndarray]) -> np.ndarray:
+    """Row-by-row outer product of (m, k_j) matrices, flattened: shape (m, prod k_j)."""
+    product = matrices[0]
+    for matrix in matrices[1:]:
+        product = (product[:, :, None] * matrix[:, None, :]).reshape(len(matrix), -1)
+    return product
+
+
 class FrequencyOracle(ABC):
     """An epsilon-LDP frequency oracle for one attribute with domain ``0 .. k-1``.
 

@@ -29,7 +29,7 @@ from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
+from dp2pub.mechanisms.oracle import FrequencyOracle, chunks, rowwise_outer
 from dp2pub.metrics.marginals import marginal_counts
 from dp2pub.publish.base import Outcome
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
@@ -101,11 +101,8 @@ class OracleRelease:
         n = oracles[0].n_reports(reports[0])
         total = np.zeros(int(np.prod(shape)))
         for part in chunks(n, int(np.prod(shape))):
-            product = None
-            for oracle, rep in zip(oracles, reports):
-                u = np.asarray(vectors(oracle, rep[part]), dtype=np.float64)
-                product = u if product is None else (product[:, :, None] * u[:, None, :]).reshape(len(u), -1)
-            total += product.sum(axis=0)
+            per_user = [np.asarray(vectors(o, r[part]), dtype=np.float64) for o, r in zip(oracles, reports)]
+            total += rowwise_outer(per_user).sum(axis=0)
         joint = (total / n).reshape(shape)
         return joint if self.estimator in ("none", "unbiased") else postprocess(joint, self.estimator)
 
