@@ -21,6 +21,7 @@ from dp2pub.publish.base import Publisher
 from dp2pub.publish.oracle_table import oracle_publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
+from dp2pub.publish.ldp_nb import LDPNBPublisher
 from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.validation import ConfigError
@@ -38,6 +39,7 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     "privbayes": PrivBayesPublisher,
     "samarati": SamaratiPublisher,
     "mondrian": MondrianPublisher,
+    "ldp_nb": LDPNBPublisher,
 }
 
 #: Keys of a config entry that are not arguments of its builder.

@@ -65,9 +65,9 @@ class GRR(FrequencyOracle):
         u = rng.random(values.shape)
         keep = u < p
         u -= p
-        u *= (k - 1) / (1.0 - p)
-        other = u.astype(np.int32)  # negative where kept; those are overwritten below
-        np.minimum(other, k - 2, out=other)  # guard against rounding up to k - 1
+        u *= (k - 1) / max(1.0 - p, np.finfo(float).tiny)
+        np.clip(u, 0, k - 2, out=u)  # kept users (u < p) are overwritten below; guards rounding
+        other = u.astype(np.int32)
         other += other >= values
         np.copyto(other, values, where=keep, casting="unsafe")
         return other.astype(values.dtype, copy=False)

@@ -127,3 +127,13 @@ def test_post_processed_estimates_are_distributions(estimator):
 def test_unknown_estimator_lists_the_choices():
     with pytest.raises(ConfigError, match="none, unbiased, clip, norm_sub"):
         GRR(1.0, 3).estimate(np.array([0, 1]), "mle")
+
+
+def test_huge_budgets_keep_every_value_without_numeric_warnings():
+    import warnings
+
+    values = np.arange(10) % 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for epsilon in (30.0, 200.0):
+            assert np.array_equal(GRR(epsilon, 4).perturb(values, np.random.default_rng(0)), values)

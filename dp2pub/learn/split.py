@@ -1,0 +1,52 @@
+"""The train/test split of a learning job.
+
+A dataset that carries its own split (adult: rows read from ``adult.test`` have
+``is_test``) keeps it; any other is split by scikit-learn's ``train_test_split``,
+stratified on the target, with an integer ``random_state`` drawn from the job's generator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from dp2pub.data.dataset import Dataset
+from dp2pub.validation import ConfigError
+
+
+def check_test_size(value: object, key: str = "test_size") -> float:
+    """``value`` as a fraction strictly between 0 and 1, or ConfigError naming ``key``."""
+    try:
+        size = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(key, value, "a number in (0, 1)") from None
+    if not 0.0 < size < 1.0:
+        raise ConfigError(key, value, "a number in (0, 1)")
+    return size
+
+
+def random_state(rng: np.random.Generator) -> int:
+    """An integer seed for scikit-learn drawn from ``rng`` (never a global seed)."""
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def split_train_test(data: Dataset, test_size: float, rng: np.random.Generator) -> tuple[Dataset, Dataset]:
+    """The training part and the held-out test part of ``data``.
+
+    Uses ``data.is_test`` when the dataset has a split (``test_size`` is then unused);
+    otherwise a seeded split with ``test_size`` of the records held out, stratified on
+    ``data.target`` when every class has at least two records.
+    """
+    if data.is_test is not None:
+        return data.train_test()
+    test_size = check_test_size(test_size)
+    if data.target is None:
+        raise ConfigError("dataset", data.name, "a dataset with a target (car, adult) to split for learning")
+    y = data.column(data.target)
+    counts = np.bincount(y.astype(np.int64))
+    stratify = y if counts[counts > 0].min() >= 2 else None
+    _, test_rows = train_test_split(np.arange(data.n), test_size=test_size, stratify=stratify,
+                                    random_state=random_state(rng))
+    is_test = np.zeros(data.n, dtype=bool)
+    is_test[test_rows] = True
+    return data.rows(~is_test), data.rows(is_test)

@@ -1,0 +1,125 @@
+"""LDP naive Bayes (Yilmaz, Al-Rubaie & Chang, arXiv:1905.01039): estimates, prediction,
+budget, and its accuracy on car against non-private naive Bayes."""
+
+import numpy as np
+import pytest
+
+from dp2pub.job import run_job
+from dp2pub.learn.ldp_nb import LDPNaiveBayes
+from dp2pub.validation import ConfigError
+from tests.learn.conftest import plain
+
+PRIOR = np.array([0.6, 0.4])
+#: COND[j][v, c] = P(x_j = v | c) of three features with 4, 3 and 5 values.
+COND = [
+    np.array([[0.5, 0.1], [0.3, 0.2], [0.1, 0.3], [0.1, 0.4]]),
+    np.array([[0.7, 0.2], [0.2, 0.3], [0.1, 0.5]]),
+    np.array([[0.2, 0.2], [0.2, 0.1], [0.2, 0.1], [0.2, 0.1], [0.2, 0.5]]),
+]
+
+
+def sample_naive_bayes(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """n records drawn from the naive Bayes model PRIOR, COND (vectorized inverse CDF)."""
+    y = rng.choice(PRIOR.size, size=n, p=PRIOR)
+    X = np.empty((n, len(COND)), dtype=np.int64)
+    for j, cond in enumerate(COND):
+        cdf = np.cumsum(cond, axis=0)[:, y].T  # (n, k_j)
+        X[:, j] = np.minimum((rng.random((n, 1)) > cdf).sum(axis=1), cond.shape[0] - 1)
+    return X, y
+
+
+def conditional_error(model: LDPNaiveBayes) -> float:
+    return max(np.abs(np.exp(table) - truth).max() for table, truth in zip(model.log_conditionals_, COND))
+
+
+@pytest.mark.parametrize("oracle", ["grr", "sue", "oue", "olh"])
+def test_large_n_and_epsilon_recover_the_true_conditionals(oracle):
+    X, y = sample_naive_bayes(100_000, np.random.default_rng(0))
+    sizes = [c.shape[0] for c in COND]
+    model = LDPNaiveBayes(oracle, 16.0, "norm_sub").fit(X, y, np.random.default_rng(1), sizes=sizes, n_classes=2)
+    assert conditional_error(model) < 0.03
+    assert np.abs(model.prior_ - PRIOR).max() < 0.02
+    noisy = LDPNaiveBayes(oracle, 0.5, "norm_sub").fit(X, y, np.random.default_rng(1), sizes=sizes, n_classes=2)
+    assert conditional_error(noisy) > 2 * conditional_error(model)
+
+
+def test_conditionals_are_distributions_and_budget_is_split():
+    X, y = sample_naive_bayes(5_000, np.random.default_rng(2))
+    model = LDPNaiveBayes("grr", 2.0, "clip", alpha=0.5).fit(X, y, np.random.default_rng(3), n_classes=2)
+    for table in model.log_conditionals_:
+        np.testing.assert_allclose(np.exp(table).sum(axis=0), 1.0)
+    assert model.budgets_ == pytest.approx([0.5] * 4)
+    assert model.reports_per_estimate_ == [5_000] * 4
+
+
+def test_sample_strategy_gives_each_user_one_report_with_the_whole_budget():
+    X, y = sample_naive_bayes(8_000, np.random.default_rng(4))
+    model = LDPNaiveBayes("oue", 2.0, "norm_sub", "sample").fit(X, y, np.random.default_rng(5), n_classes=2)
+    assert model.budgets_ == [2.0] * 4
+    assert sum(model.reports_per_estimate_) == 8_000
+    assert min(model.reports_per_estimate_) > 1_500
+
+
+def test_prediction_is_the_naive_bayes_rule():
+    X, y = sample_naive_bayes(3_000, np.random.default_rng(6))
+    model = LDPNaiveBayes("grr", 4.0).fit(X, y, np.random.default_rng(7), n_classes=2)
+    test, _ = sample_naive_bayes(50, np.random.default_rng(8))
+    expected = [np.argmax([model.log_prior_[c] + sum(t[row[j], c] for j, t in enumerate(model.log_conditionals_))
+                           for c in range(2)]) for row in test]
+    assert model.predict(test).tolist() == expected
+    assert model.decision_function(test).shape == (50, 2)
+
+
+def test_true_model_classifies_as_the_bayes_rule_at_large_epsilon():
+    X, y = sample_naive_bayes(100_000, np.random.default_rng(9))
+    test, truth = sample_naive_bayes(20_000, np.random.default_rng(10))
+    model = LDPNaiveBayes("grr", 30.0).fit(X, y, np.random.default_rng(11), n_classes=2)
+    bayes = np.argmax(np.log(PRIOR) + sum(np.log(c)[test[:, j]] for j, c in enumerate(COND)), axis=1)
+    assert np.mean(model.predict(test) == bayes) > 0.99
+    assert abs(np.mean(model.predict(test) == truth) - np.mean(bayes == truth)) < 0.01
+
+
+@pytest.mark.parametrize("key,value", [("estimator", "unbiased"), ("strategy", "all"), ("alpha", 0), ("oracle", "rappor")])
+def test_bad_parameters_are_refused(key, value):
+    with pytest.raises(ConfigError, match=key):
+        LDPNaiveBayes(**{key: value})
+
+
+def car(data_dir, *overrides):
+    return run_job(plain(["dataset=car", f"paths.data_dir={data_dir}", "mechanism=ldp_nb", *overrides]))
+
+
+@pytest.mark.parametrize("strategy", ["split", "sample"])
+def test_ldp_nb_job_on_car_logs_accuracies_and_spends_epsilon(data_dir, strategy):
+    result = car(data_dir, "epsilon=2", f"mechanism.strategy={strategy}")
+    m = result.metrics
+    assert 0 <= m["accuracy_nb"] <= 1 and 0.8 < m["accuracy_nb_baseline"] <= 1
+    assert m["epsilon_spent"] == pytest.approx(2.0)
+    assert len(result.ledger) == (7 if strategy == "split" else 1)
+    assert "accuracy_logreg" not in m  # the generic models do not run for ldp_nb
+    assert (m["n_train"], m["n_test"]) == (1209, 519) and result.published is None
+
+
+def mean_accuracy(data_dir, epsilon, *overrides):
+    runs = [car(data_dir, f"epsilon={epsilon}", f"seed={s}", *overrides).metrics for s in range(3)]
+    return np.mean([r["accuracy_nb"] for r in runs]), np.mean([r["accuracy_nb_baseline"] for r in runs])
+
+
+def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline(data_dir):
+    low, baseline = mean_accuracy(data_dir, 0.5)
+    mid, _ = mean_accuracy(data_dir, 4)
+    high, _ = mean_accuracy(data_dir, 64)
+    assert mid > low + 0.1
+    assert high > baseline - 0.05  # the estimator is consistent: no privacy, no loss
+
+
+@pytest.mark.xfail(strict=True, reason="measured on car (1209 training users, 7 reports at eps/7 each): "
+                   "mean accuracy 0.56 at eps=4 with grr against 0.86 without privacy")
+def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(data_dir):
+    acc, baseline = mean_accuracy(data_dir, 4)
+    assert acc >= baseline - 0.05
+
+
+def test_ldp_nb_needs_a_target():
+    with pytest.raises(ConfigError, match="ldp_nb"):
+        run_job(plain(["mechanism=ldp_nb", "dataset.n=500"]))
