@@ -25,13 +25,13 @@ class GRR(FrequencyOracle):
 
     @property
     def p(self) -> float:
-        """Probability of reporting the true value."""
-        return math.exp(self.epsilon) / (math.exp(self.epsilon) + self.k - 1)
+        """Probability of reporting the true value (written with ``e^-eps``: finite for any eps)."""
+        return 1.0 / (1.0 + (self.k - 1) * math.exp(-self.epsilon))
 
     @property
     def q(self) -> float:
         """Probability of reporting one given other value."""
-        return 1.0 / (math.exp(self.epsilon) + self.k - 1)
+        return math.exp(-self.epsilon) / (1.0 + (self.k - 1) * math.exp(-self.epsilon))
 
     p_star = p
     q_star = q
@@ -65,7 +65,7 @@ class GRR(FrequencyOracle):
         u = rng.random(values.shape)
         keep = u < p
         u -= p
-        u *= (k - 1) / max(1.0 - p, np.finfo(float).tiny)
+        u *= (k - 1) / (1.0 - p) if p < 1.0 else 0.0  # p == 1 in floating point: every u < p
         np.clip(u, 0, k - 2, out=u)  # kept users (u < p) are overwritten below; guards rounding
         other = u.astype(np.int32)
         other += other >= values

@@ -135,5 +135,6 @@ def test_huge_budgets_keep_every_value_without_numeric_warnings():
     values = np.arange(10) % 4
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for epsilon in (30.0, 200.0):
-            assert np.array_equal(GRR(epsilon, 4).perturb(values, np.random.default_rng(0)), values)
+        for epsilon in (30.0, 200.0, 1000.0):
+            for k in (4, 16, 1000):
+                assert np.array_equal(GRR(epsilon, k).perturb(values, np.random.default_rng(0)), values)
