@@ -6,15 +6,20 @@ MLflow run per job. Everything here is a thin shell around :func:`dp2pub.job.run
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
 
 from dp2pub.data.errors import DataFileError
 from dp2pub.job import run_job
+from dp2pub.sweep import current_parent
 from dp2pub.tracking import run_tracked, tracking_uri, ui_command
 from dp2pub.validation import ConfigError
 
@@ -29,13 +34,29 @@ def format_results(metrics: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+def resolve(cfg: DictConfig) -> dict:
+    """The job's config as plain containers; a value that cannot be resolved (``???``, an
+    unset environment variable) is a ConfigError naming its key."""
+    try:
+        plain = OmegaConf.to_container(cfg, resolve=True)
+    except (MissingMandatoryValue, InterpolationResolutionError) as error:
+        key = str(error.full_key)
+        raw: object = OmegaConf.to_container(cfg, resolve=False)
+        for part in key.split("."):
+            raw = raw.get(part) if isinstance(raw, dict) else None
+        detail = error.msg.splitlines()[0].split("while resolving interpolation: ")[-1].strip("\"'")
+        raise ConfigError(key, raw, f"a value that resolves ({detail}); set {key}=... on the command line") from None
+    assert isinstance(plain, dict)
+    return plain
+
+
 def execute(cfg: DictConfig) -> str:
     """Run and track the job described by a composed config; returns the run id."""
-    plain = OmegaConf.to_container(cfg, resolve=True)
+    plain = resolve(cfg)
     if isinstance(plain.get("epsilon"), int) and not isinstance(plain["epsilon"], bool):
         plain["epsilon"] = float(plain["epsilon"])  # epsilon=1 and epsilon=1.0 are one param value
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
-    run_id, result = run_tracked(plain, run_job, overrides)
+    run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
     print(f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
           f"epsilon={plain['epsilon']}, seed={plain['seed']})")
@@ -44,12 +65,21 @@ def execute(cfg: DictConfig) -> str:
     return run_id
 
 
+class JobFailed(Exception):
+    """A sweep job refused its config or data: Hydra records the job as failed, the other
+    jobs of the sweep still run, and the sweep exits non-zero at the end."""
+
+
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     """Console script ``dp2pub``. A config error or a missing or corrupt data file prints one
-    line and exits with status 2."""
+    line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
+    if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
+        logging.getLogger("dp2pub").setLevel(logging.WARNING)
     try:
         execute(cfg)
     except (ConfigError, DataFileError) as error:
         print(f"dp2pub: error: {error}", file=sys.stderr)
+        if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+            raise JobFailed(str(error)) from None
         raise SystemExit(2) from None

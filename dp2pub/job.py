@@ -6,6 +6,7 @@ plain results, so it runs the same from a script, a notebook or the CLI.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from dp2pub.metrics.evaluate import evaluate_marginals
 from dp2pub.registry import build_dataset, build_publisher
 from dp2pub.seeding import phase_rng
 from dp2pub.validation import ConfigError, check_epsilon, check_int
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -58,6 +61,7 @@ def run_job(cfg: Mapping) -> JobResult:
     paths = cfg.get("paths") or {}
     data = build_dataset(cfg["dataset"], data_rng, paths.get("data_dir"), paths.get("cache_dir"))
     loaded = time.perf_counter()
+    log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, loaded - start)
 
     models = [str(m) for m in metric_cfg.get("models") or ()]
     for model in models:
@@ -73,10 +77,12 @@ def run_job(cfg: Mapping) -> JobResult:
         except ConfigError as error:
             raise error.under("metrics") from None
     mechanism_rng = phase_rng(seed, "mechanism")
+    log.info("%s: publishing %d records at epsilon=%s ...", publisher.name, train.n, epsilon)
     if learns:
         outcome = publisher.fit_predict(train, test, epsilon, mechanism_rng)
     else:
         outcome = publisher.publish(train, epsilon, mechanism_rng)
+    log.info("%s: done (%s)", publisher.name, ", ".join(f"{k} {v:.2f} s" for k, v in outcome.timings.items()))
     spent = outcome.epsilon_spent
     if spent is not None and (epsilon is None or spent > epsilon * (1 + 1e-9)):
         raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
@@ -86,6 +92,7 @@ def run_job(cfg: Mapping) -> JobResult:
         learned = classifier_metrics(outcome.published, train, test, models, phase_rng(seed, "learn"),
                                      covers=getattr(outcome.release, "covers", None))
         outcome.timings["learn"] = time.perf_counter() - learn_start
+    log.info("metrics: %s-way marginals ...", "/".join(str(w) for w in metric_cfg.get("ways", (1, 2))))
     try:
         evaluation = evaluate_marginals(
             train,

@@ -23,7 +23,13 @@ import yaml
 
 from dp2pub.job import JobResult
 
+log = logging.getLogger(__name__)
+
 PACKAGES = ("dp2pub", "numpy", "pandas", "scikit-learn", "hydra-core", "mlflow")
+#: MLflow's tag that nests a run under its parent in the UI.
+PARENT_TAG = "mlflow.parentRunId"
+#: ``parent`` on a sweep's parent run, ``child`` on its jobs.
+SWEEP_TAG = "dp2pub.sweep"
 
 
 def outputs_dir(cfg: Mapping) -> Path:
@@ -78,7 +84,8 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def _tags(overrides: list[str]) -> dict[str, str]:
+def run_tags(overrides: list[str]) -> dict[str, str]:
+    """Provenance tags of a run: the Hydra overrides, the git commit, package versions."""
     tags = {"hydra_overrides": " ".join(overrides)}
     commit = _git_commit()
     if commit:
@@ -92,9 +99,19 @@ def _tags(overrides: list[str]) -> dict[str, str]:
     return tags
 
 
+def open_experiment(cfg: Mapping) -> tuple[str, str]:
+    """The job's tracking URI and experiment id, creating the local store folder and the
+    experiment if needed (on the default local store its artifacts go to
+    ``<outputs>/mlartifacts``)."""
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    uri = tracking_uri(cfg)
+    if uri.startswith("sqlite:///"):
+        outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
+    return uri, _experiment_id(cfg, uri)
+
+
 def _experiment_id(cfg: Mapping, uri: str) -> str:
-    """Get or create the experiment; on the default local store its artifacts go to
-    ``<outputs>/mlartifacts``."""
     name = cfg.get("tracking", {}).get("experiment") or "dp2pub"
     client = mlflow.MlflowClient(uri)
     found = client.get_experiment_by_name(name)
@@ -103,7 +120,13 @@ def _experiment_id(cfg: Mapping, uri: str) -> str:
     location = cfg.get("tracking", {}).get("artifact_location")
     if location is None and uri.startswith("sqlite:///"):
         location = (outputs_dir(cfg) / "mlartifacts").as_uri()
-    return client.create_experiment(name, artifact_location=location)
+    try:
+        return client.create_experiment(name, artifact_location=location)
+    except mlflow.exceptions.MlflowException:
+        found = client.get_experiment_by_name(name)  # created meanwhile by a parallel job
+        if found is None:
+            raise
+        return found.experiment_id
 
 
 def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> None:
@@ -128,23 +151,35 @@ def run_name(cfg: Mapping) -> str:
     )
 
 
+def _parent_tags(parent: Mapping | None, uri: str, experiment_id: str) -> dict[str, str]:
+    """Tags that make a sweep job the child of ``parent`` (only within the same experiment
+    of the same store: MLflow nests runs per experiment)."""
+    if not parent:
+        return {}
+    if parent.get("uri") != uri or parent.get("experiment_id") != experiment_id:
+        log.warning("sweep parent %s is in another store or experiment; run logged without parent",
+                    parent.get("run_id"))
+        return {}
+    return {PARENT_TAG: str(parent["run_id"]), SWEEP_TAG: "child"}
+
+
 def run_tracked(
-    cfg: Mapping, job: Callable[[Mapping], JobResult], overrides: list[str] | None = None
+    cfg: Mapping,
+    job: Callable[[Mapping], JobResult],
+    overrides: list[str] | None = None,
+    parent: Mapping | None = None,
 ) -> tuple[str, JobResult]:
     """Run ``job(cfg)`` inside a new MLflow run and log everything; returns the run id.
 
     ``cfg`` is the resolved config as plain containers. The run is created before the job
-    starts, so even a config error leaves a FAILED run that says why.
+    starts, so even a config error leaves a FAILED run that says why. ``parent`` (``run_id``,
+    ``experiment_id``, ``uri``; see :mod:`dp2pub.sweep`) nests the run under a sweep's
+    parent run.
     """
-    for noisy in ("alembic", "mlflow.store.db.utils"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    uri = tracking_uri(cfg)
-    if uri.startswith("sqlite:///"):
-        outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
+    uri, experiment_id = open_experiment(cfg)
     mlflow.set_tracking_uri(uri)
-    experiment_id = _experiment_id(cfg, uri)
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg)) as run:
-        mlflow.set_tags(_tags(overrides or []))
+    tags = {**run_tags(overrides or []), **_parent_tags(parent, uri, experiment_id)}
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
         mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
             result = job(cfg)

@@ -46,8 +46,12 @@ def test_multirun_lands_one_run_per_job(tmp_path):
                     "tracking.experiment=sweep", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     runs = runs_of(uri, "sweep")
-    assert sorted(r.data.params["epsilon"] for r in runs) == ["0.5", "2.0"]
+    (parent,) = [r for r in runs if r.data.tags.get("dp2pub.sweep") == "parent"]
+    children = [r for r in runs if r is not parent]
+    assert sorted(r.data.params["epsilon"] for r in children) == ["0.5", "2.0"]
     assert all(r.info.status == "FINISHED" for r in runs)
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
+    assert parent.data.metrics["n_jobs"] == parent.data.metrics["n_jobs_finished"] == 2
 
 
 def test_default_store_is_sqlite_under_outputs(tmp_path):

@@ -1,0 +1,121 @@
+"""A parent MLflow run per Hydra multirun, with every job of the sweep as its child.
+
+:class:`SweepParentCallback` is a Hydra callback (registered in ``conf/config.yaml`` under
+``hydra.callbacks``). On the launching process, before the launcher starts any worker, it
+creates the tracking store and the experiment once (so parallel workers never race to
+create them) and opens the parent run. Jobs find the parent through a small JSON file in the
+sweep directory, which every launcher that shares a filesystem with the launching process
+(basic, joblib, Submitit on a cluster filesystem, Ray on one machine) can read; a job that
+cannot read it logs its run without a parent. The parent ends FINISHED when every child
+finished, FAILED otherwise, or FAILED if the sweep process exits with an error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import mlflow
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from hydra.types import RunMode
+from mlflow.entities import RunStatus
+from omegaconf import DictConfig, OmegaConf
+
+from dp2pub.tracking import PARENT_TAG, SWEEP_TAG, open_experiment, run_tags
+
+log = logging.getLogger(__name__)
+
+#: File in the sweep directory that names the parent run.
+PARENT_FILE = "mlflow_parent_run.json"
+
+
+def read_parent(sweep_dir: str | Path) -> dict[str, str] | None:
+    """The parent run recorded in ``sweep_dir`` (``run_id``, ``experiment_id``, ``uri``), if any."""
+    path = Path(sweep_dir) / PARENT_FILE
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def current_parent() -> dict[str, str] | None:
+    """The parent run of the running Hydra job, when it is part of a multirun."""
+    if not HydraConfig.initialized():
+        return None
+    hydra_cfg = HydraConfig.get()
+    if hydra_cfg.mode != RunMode.MULTIRUN:
+        return None
+    return read_parent(hydra_cfg.sweep.dir)
+
+
+class SweepParentCallback(Callback):
+    """Open a parent run when a multirun starts; close it when it ends (see module docstring)."""
+
+    def __init__(self) -> None:
+        self.client: mlflow.MlflowClient | None = None
+        self.run_id: str | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed
+        job_cfg = OmegaConf.to_container(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]),
+                                         resolve=True)
+        assert isinstance(job_cfg, dict)
+        uri, experiment_id = open_experiment(job_cfg)
+        self.client = mlflow.MlflowClient(uri)
+        sweep_dir = Path(str(hydra_cfg.sweep.dir))
+        grid = hydra_cfg.sweeper.get("params")
+        params = {} if grid is None else OmegaConf.to_container(grid, resolve=True)
+        tags = run_tags([str(o) for o in hydra_cfg.overrides.task])
+        tags.update({
+            SWEEP_TAG: "parent",
+            "sweep_dir": str(sweep_dir.resolve()),
+            "sweep_params": json.dumps(params, sort_keys=True),
+            "launcher": str(hydra_cfg.launcher.get("_target_", "")),
+        })
+        run = self.client.create_run(experiment_id, run_name=_sweep_name(job_cfg, sweep_dir), tags=tags)
+        self.run_id = run.info.run_id
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        record = {"run_id": self.run_id, "experiment_id": experiment_id, "uri": uri}
+        (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        atexit.register(self._end)  # the sweep raised (a job failed) or was interrupted
+        log.info("sweep parent run %s in experiment %s (%s)", self.run_id, experiment_id, uri)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._end()
+
+    def _child_counts(self) -> dict[str, float]:
+        assert self.client is not None and self.run_id is not None
+        parent = self.client.get_run(self.run_id)
+        children = self.client.search_runs(
+            [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'", max_results=50_000
+        )
+        statuses = [child.info.status for child in children]
+        return {
+            "n_jobs": float(len(statuses)),
+            "n_jobs_finished": float(statuses.count("FINISHED")),
+            "n_jobs_failed": float(sum(s in ("FAILED", "KILLED") for s in statuses)),
+            "n_jobs_running": float(sum(s in ("RUNNING", "SCHEDULED") for s in statuses)),
+        }
+
+    def _end(self) -> None:
+        """Log the children's counts and terminate the parent run: FINISHED when every child
+        finished, FAILED otherwise. Runs once; later calls (e.g. from atexit) do nothing."""
+        if self.client is None or self.run_id is None:
+            return
+        counts = self._child_counts()
+        run_id, self.run_id = self.run_id, None
+        for name, value in counts.items():
+            self.client.log_metric(run_id, name, value)
+        ok = counts["n_jobs"] == counts["n_jobs_finished"]
+        self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED if ok else RunStatus.FAILED))
+
+
+def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:
+    """``sweep-<experiment>-<last two parts of the sweep dir>`` (date and time by default)."""
+    experiment = (cfg.get("tracking") or {}).get("experiment") or "dp2pub"
+    return f"sweep-{experiment}-{'-'.join(sweep_dir.parts[-2:])}"

@@ -1,0 +1,166 @@
+"""Sweeps: one parent MLflow run per multirun, parallel launchers, cluster launcher configs,
+and a sweep against a real ``mlflow server`` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
+
+from dp2pub.sweep import PARENT_FILE, read_parent
+from tests.conftest import CONF, run_cli
+
+
+def runs_by_role(uri: str, experiment: str):
+    """(parent runs, child runs) of ``experiment``."""
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    runs = [] if found is None else client.search_runs([found.experiment_id])
+    parents = [r for r in runs if r.data.tags.get("dp2pub.sweep") == "parent"]
+    return parents, [r for r in runs if r not in parents]
+
+
+def test_joblib_sweep_lands_every_job_under_one_parent(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["-m", "epsilon=0.5,1,2", "seed=0,1", "dataset.n=500", "hydra/launcher=joblib",
+                    "hydra.launcher.n_jobs=2", f"tracking.uri={uri}", "tracking.experiment=par",
+                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (parent,), children = runs_by_role(uri, "par")
+    assert len(children) == 6
+    assert sorted((r.data.params["epsilon"], r.data.params["seed"]) for r in children) == [
+        (e, s) for e in ("0.5", "1.0", "2.0") for s in ("0", "1")]
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
+    assert all(r.info.status == "FINISHED" for r in [parent, *children])
+    assert parent.data.metrics == {"n_jobs": 6, "n_jobs_finished": 6, "n_jobs_failed": 0, "n_jobs_running": 0}
+    assert "JoblibLauncher" in parent.data.tags["launcher"]
+    (record,) = (tmp_path / "out" / "hydra" / "multirun").glob(f"*/*/{PARENT_FILE}")
+    assert read_parent(record.parent)["run_id"] == parent.info.run_id
+
+
+@pytest.mark.parametrize("launcher", ["basic", "joblib"])
+def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["-m", "epsilon=1,-1,2", "dataset.n=500", f"hydra/launcher={launcher}",
+                    f"tracking.uri={uri}", "tracking.experiment=fail", f"paths.outputs={tmp_path / 'out'}"],
+                   cwd=tmp_path)
+    assert done.returncode != 0
+    assert "dp2pub: error: epsilon=-1.0 is invalid: expected a finite number > 0" in done.stderr
+    (parent,), children = runs_by_role(uri, "fail")
+    status = {r.data.params["epsilon"]: r.info.status for r in children}
+    assert status == {"1.0": "FINISHED", "-1.0": "FAILED", "2.0": "FINISHED"}
+    assert parent.info.status == "FAILED"
+    assert parent.data.metrics["n_jobs_failed"] == 1 and parent.data.metrics["n_jobs_finished"] == 2
+
+
+def test_a_single_run_has_no_parent(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["dataset.n=500", f"tracking.uri={uri}", "tracking.experiment=single",
+                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    parents, (run,) = runs_by_role(uri, "single")
+    assert parents == [] and "mlflow.parentRunId" not in run.data.tags
+
+
+def compose_hydra(overrides: list[str]):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides, return_hydra_config=True)
+
+
+def test_slurm_cluster_config_composes_and_builds_submitits_launcher():
+    cfg = compose_hydra(["cluster=slurm", "tracking.uri=http://tracking:5000", "hydra.launcher.partition=cpu"])
+    launcher = cfg.hydra.launcher
+    assert launcher._target_.endswith("submitit_launcher.SlurmLauncher")
+    assert (launcher.cpus_per_task, launcher.mem_gb, launcher.partition) == (1, 4, "cpu")
+    assert cfg.tracking.uri == "http://tracking:5000"
+    own = [k for k in launcher if k not in ("submitit_folder", "name")]  # these two point into the job's hydra node
+    built = instantiate(OmegaConf.masked_copy(launcher, own), submitit_folder="/tmp/never-used", name="job")
+    assert type(built).__name__ == "SlurmLauncher"
+
+
+def test_ray_cluster_config_composes_with_the_plugins_fields():
+    cfg = compose_hydra(["cluster=ray", "tracking.uri=http://tracking:5000"])
+    launcher = OmegaConf.to_container(cfg.hydra.launcher)
+    # the fields of hydra_plugins.hydra_ray_launcher._config.RayLauncherConf (plugin 1.2)
+    assert launcher == {"_target_": "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher",
+                        "ray": {"init": {"address": "auto"}, "remote": {"num_cpus": 1}}}
+    assert cfg.tracking.uri == "http://tracking:5000"
+
+
+def test_cluster_configs_require_a_tracking_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://from-env:5000")
+    assert compose_hydra(["cluster=ray"]).tracking.uri == "http://from-env:5000"
+    done = run_cli(["cluster=slurm", f"paths.outputs={tmp_path}"], cwd=tmp_path)  # run_cli unsets the variable
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "dp2pub: error: tracking.uri='${oc.env:MLFLOW_TRACKING_URI}' is invalid: expected a value that "
+        "resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set tracking.uri=... on the command line")
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def mlflow_server(tmp_path):
+    """``mlflow server`` with a SQLite backend on 127.0.0.1, stopped when the test ends."""
+    port = free_port()
+    exe = Path(sys.executable).parent / "mlflow"
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(
+        [str(exe), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--artifacts-destination", str(tmp_path / "server-artifacts"),
+         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path,
+    )
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"mlflow server did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield uri
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
+
+
+def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
+    done = run_cli(["-m", "epsilon=1,4", "dataset.n=500", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                    f"tracking.uri={mlflow_server}", "tracking.experiment=served",
+                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (parent,), children = runs_by_role(mlflow_server, "served")
+    assert sorted(r.data.params["epsilon"] for r in children) == ["1.0", "4.0"]
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
+    assert all(r.info.status == "FINISHED" for r in [parent, *children])
+    artifacts = {a.path for a in MlflowClient(mlflow_server).list_artifacts(children[0].info.run_id)}
+    assert "config.yaml" in artifacts
+    assert not (tmp_path / "out" / "mlflow.db").exists()  # nothing went to the local default store
