@@ -13,6 +13,8 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
@@ -58,6 +60,10 @@ def execute(cfg: DictConfig) -> str:
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
+    if result is None:
+        print(f"\nskipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
+              f"seed={plain['seed']}): already FINISHED as run {run_id} (tracking.skip_finished=true)")
+        return run_id
     print(f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
           f"epsilon={plain['epsilon']}, seed={plain['seed']})")
     print(format_results(result.metrics))
@@ -70,9 +76,29 @@ class JobFailed(Exception):
     jobs of the sweep still run, and the sweep exits non-zero at the end."""
 
 
+def check_group_options(argv: list[str]) -> None:
+    """Refuse an unknown option of one of dp2pub's config groups (``dataset=nosuchdata``,
+    also inside a sweep list) with a ConfigError that lists the available options, before
+    Hydra composes anything. Other overrides are left to Hydra."""
+    candidates = [arg for arg in argv if "=" in arg and not arg.startswith("-")]
+    try:
+        overrides = OverridesParser.create().parse_overrides(candidates)
+    except HydraException:
+        return  # Hydra reports syntax errors itself
+    for override in overrides:
+        folder = CONF_DIR / override.key_or_group
+        if override.package or override.is_delete() or not folder.is_dir() or override.key_or_group.startswith("hydra"):
+            continue
+        options = sorted(path.stem for path in folder.glob("*.yaml"))
+        values = override.sweep_string_iterator() if override.is_sweep_override() else [override.get_value_element_as_str()]
+        for value in values:
+            if value not in options:
+                raise ConfigError(override.key_or_group, value, "one of " + ", ".join(options))
+
+
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> None:
-    """Console script ``dp2pub``. A config error or a missing or corrupt data file prints one
+def app(cfg: DictConfig) -> None:
+    """The Hydra application. A config error or a missing or corrupt data file prints one
     line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
@@ -83,3 +109,14 @@ def main(cfg: DictConfig) -> None:
         if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
             raise JobFailed(str(error)) from None
         raise SystemExit(2) from None
+
+
+def main() -> None:
+    """Console script ``dp2pub`` (and ``python -m dp2pub``): checks the config group options
+    on the command line, then runs the Hydra application."""
+    try:
+        check_group_options(sys.argv[1:])
+    except ConfigError as error:
+        print(f"dp2pub: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    app()

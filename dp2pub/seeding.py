@@ -19,3 +19,9 @@ def phase_rng(seed: int, phase: str) -> np.random.Generator:
     seed = check_int(seed, "seed", 0)
     key = zlib.crc32(phase.encode("utf-8"))
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
+
+
+def seed_entropy(seed: int) -> int:
+    """The entropy of the job's root ``SeedSequence`` (logged with every run), from which
+    every phase stream is spawned."""
+    return int(np.random.SeedSequence(check_int(seed, "seed", 0)).entropy)

@@ -7,7 +7,8 @@ create them) and opens the parent run. Jobs find the parent through a small JSON
 sweep directory, which every launcher that shares a filesystem with the launching process
 (basic, joblib, Submitit on a cluster filesystem, Ray on one machine) can read; a job that
 cannot read it logs its run without a parent. The parent ends FINISHED when every child
-finished, FAILED otherwise, or FAILED if the sweep process exits with an error.
+finished, FAILED otherwise, or FAILED if the sweep process exits with an error; a sweep in
+which every job was skipped (``tracking.skip_finished``) deletes its empty parent.
 """
 
 from __future__ import annotations
@@ -109,6 +110,10 @@ class SweepParentCallback(Callback):
             return
         counts = self._child_counts()
         run_id, self.run_id = self.run_id, None
+        if counts["n_jobs"] == 0:  # every job skipped (tracking.skip_finished): the sweep added nothing
+            self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED))
+            self.client.delete_run(run_id)
+            return
         for name, value in counts.items():
             self.client.log_metric(run_id, name, value)
         ok = counts["n_jobs"] == counts["n_jobs_finished"]

@@ -22,6 +22,9 @@ import mlflow
 import yaml
 
 from dp2pub.job import JobResult
+from dp2pub.resume import HASH_TAG, config_hash, finished_run, process_tags, reap_stale_runs
+from dp2pub.seeding import seed_entropy
+from dp2pub.validation import check_bool
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +89,7 @@ def _git_commit() -> str | None:
 
 def run_tags(overrides: list[str]) -> dict[str, str]:
     """Provenance tags of a run: the Hydra overrides, the git commit, package versions."""
-    tags = {"hydra_overrides": " ".join(overrides)}
+    tags = {"hydra_overrides": " ".join(overrides), **process_tags()}
     commit = _git_commit()
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -168,17 +171,26 @@ def run_tracked(
     job: Callable[[Mapping], JobResult],
     overrides: list[str] | None = None,
     parent: Mapping | None = None,
-) -> tuple[str, JobResult]:
-    """Run ``job(cfg)`` inside a new MLflow run and log everything; returns the run id.
+) -> tuple[str, JobResult | None]:
+    """Run ``job(cfg)`` inside a new MLflow run and log everything; returns the run id and
+    the result, or, when ``tracking.skip_finished`` is true and this configuration already
+    has a FINISHED run in the experiment, that run's id and None (no run is added).
 
     ``cfg`` is the resolved config as plain containers. The run is created before the job
     starts, so even a config error leaves a FAILED run that says why. ``parent`` (``run_id``,
     ``experiment_id``, ``uri``; see :mod:`dp2pub.sweep`) nests the run under a sweep's
-    parent run.
+    parent run. Runs left RUNNING by killed processes of this host are marked KILLED first
+    (:mod:`dp2pub.resume`).
     """
+    skip = check_bool(cfg.get("tracking", {}).get("skip_finished", False), "tracking.skip_finished")
     uri, experiment_id = open_experiment(cfg)
+    client = mlflow.MlflowClient(uri)
+    reap_stale_runs(client, experiment_id)
+    identity = config_hash(cfg)
+    if skip and (done := finished_run(client, experiment_id, identity)) is not None:
+        return done, None
     mlflow.set_tracking_uri(uri)
-    tags = {**run_tags(overrides or []), **_parent_tags(parent, uri, experiment_id)}
+    tags = {**run_tags(overrides or []), HASH_TAG: identity, **_parent_tags(parent, uri, experiment_id)}
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
         mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
@@ -186,6 +198,7 @@ def run_tracked(
         except BaseException as error:
             mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
             raise
+        mlflow.set_tag("seed_entropy", str(seed_entropy(cfg["seed"])))
         mlflow.log_metrics(result.metrics)
         _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
     return run.info.run_id, result

@@ -1,0 +1,95 @@
+"""Reruns that resume: a job's identity, finding it already finished, and closing the runs
+of killed processes.
+
+- A job is identified by the SHA-256 of its resolved config without ``tracking`` and
+  ``paths`` (where results go, not what is computed); runs carry it in the tag
+  ``dp2pub.config_hash``. With ``tracking.skip_finished=true`` a job whose identity already
+  has a FINISHED run in the experiment is skipped, so repeating a sweep adds no runs.
+- Every run records the host and process that write it (``dp2pub.host``, ``dp2pub.pid``,
+  ``dp2pub.pid_start``). When a job starts, RUNNING runs of the experiment whose process on
+  this host no longer exists are marked KILLED: a killed job never stays RUNNING, and its
+  configuration has no FINISHED run, so it is redone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+from collections.abc import Mapping
+
+import mlflow
+from mlflow.entities import RunStatus
+
+log = logging.getLogger(__name__)
+
+HASH_TAG = "dp2pub.config_hash"
+HOST_TAG, PID_TAG, START_TAG = "dp2pub.host", "dp2pub.pid", "dp2pub.pid_start"
+#: Top-level config keys that say where results go, not what is computed.
+NOT_IDENTITY = ("tracking", "paths")
+
+
+def config_hash(cfg: Mapping) -> str:
+    """SHA-256 of the resolved config without :data:`NOT_IDENTITY` (keys sorted, JSON)."""
+    identity = {key: value for key, value in cfg.items() if key not in NOT_IDENTITY and key != "hydra"}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or
+    None where unavailable: with the pid it tells a process from a later one that reuses it."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def process_tags() -> dict[str, str]:
+    """Tags naming the process that writes a run."""
+    pid = os.getpid()
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), START_TAG: process_start(pid) or ""}
+
+
+def process_alive(pid: int, start: str | None) -> bool:
+    """Whether process ``pid`` (started at ``start``, if known) still runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return not start or process_start(pid) in (None, start)
+
+
+def reap_stale_runs(client: mlflow.MlflowClient, experiment_id: str) -> list[str]:
+    """Mark KILLED every RUNNING run of the experiment written by a process of this host
+    that no longer exists; returns their ids. Runs of other hosts are left alone (their
+    processes cannot be checked from here)."""
+    host = socket.gethostname()
+    running = client.search_runs(
+        [experiment_id], filter_string=f"attributes.status = 'RUNNING' and tags.`{HOST_TAG}` = '{host}'",
+        max_results=5000,
+    )
+    reaped = []
+    for run in running:
+        pid = run.data.tags.get(PID_TAG, "")
+        if not pid.isdigit() or process_alive(int(pid), run.data.tags.get(START_TAG)):
+            continue
+        client.set_tag(run.info.run_id, "error", f"process {pid} on {host} ended without closing this run (killed)")
+        client.set_terminated(run.info.run_id, status=RunStatus.to_string(RunStatus.KILLED))
+        reaped.append(run.info.run_id)
+    if reaped:
+        log.warning("marked %d run(s) of killed processes KILLED: %s", len(reaped), ", ".join(reaped))
+    return reaped
+
+
+def finished_run(client: mlflow.MlflowClient, experiment_id: str, identity: str) -> str | None:
+    """The id of a FINISHED run of the experiment with config hash ``identity``, if any."""
+    found = client.search_runs(
+        [experiment_id], filter_string=f"attributes.status = 'FINISHED' and tags.`{HASH_TAG}` = '{identity}'",
+        max_results=1,
+    )
+    return found[0].info.run_id if found else None

@@ -1,0 +1,46 @@
+"""Issue 9's list of bad command lines: each exits with status 2 and one line naming the key
+and the bad value, and leaves no MLflow run RUNNING (config errors found before the run
+starts leave no run at all; the others leave it FAILED with the message)."""
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import run_cli
+
+CAR_QI = "mechanism.quasi_identifiers=[buying,maint,safety]"
+BAD_COMMAND_LINES = [
+    (["epsilon=-1"], "epsilon=-1.0 is invalid: expected a finite number > 0"),
+    (["epsilon=0"], "epsilon=0.0 is invalid: expected a finite number > 0"),
+    (["epsilon=nan"], "epsilon=nan is invalid: expected a finite number > 0"),
+    (["epsilon=inf"], "epsilon=inf is invalid: expected a finite number > 0"),
+    (["epsilon=abc"], "epsilon='abc' is invalid: expected a finite number > 0"),
+    (["dataset=nosuchdata"], "dataset='nosuchdata' is invalid: expected one of adult, car, synthetic, synthetic_bn"),
+    (["mechanism=nosuchmech"], "mechanism='nosuchmech' is invalid: expected one of dp2pub, grr"),
+    (["dataset.n=0"], "dataset.n=0 is invalid: expected an integer >= 1"),
+    (["dataset.d=0"], "dataset.d=0 is invalid: expected an integer >= 1"),
+    (["dataset.k_min=1"], "dataset.k_min=1 is invalid: expected an integer >= 2"),
+    (["dataset.k_min=20", "dataset.k_max=10"], "dataset.k_min=20 is invalid: expected an integer <= k_max=10"),
+    (["mechanism=mondrian", "mechanism.k=0"], "mechanism.k=0 is invalid: expected an integer >= 1"),
+    (["mechanism=mondrian", "dataset=car", CAR_QI, "mechanism.k=5000"],
+     "mechanism.k=5000 is invalid: expected an integer in [1, 1209] (the number of records)"),
+    (["mechanism=samarati", "dataset=car", CAR_QI, "mechanism.k=5000"],
+     "mechanism.k=5000 is invalid: expected an integer in [1, 1209] (the number of records)"),
+    (["mechanism=dp2pub", "mechanism.degree=-1"], "mechanism.degree=-1 is invalid: expected an integer >= 1"),
+    (["seed=-5"], "seed=-5 is invalid: expected an integer >= 0"),
+    (["-m", "dataset=car,nosuchdata"], "dataset='nosuchdata' is invalid: expected one of adult, car"),
+]
+
+
+@pytest.mark.parametrize("overrides,message", BAD_COMMAND_LINES, ids=[" ".join(o) for o, _ in BAD_COMMAND_LINES])
+def test_bad_command_line_is_refused_in_one_line_and_leaves_no_running_run(overrides, message, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli([*overrides, f"tracking.uri={uri}", "tracking.experiment=bad", f"paths.outputs={tmp_path}"],
+                   cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dp2pub: error: ") and message in lines[0], done.stderr
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("bad")
+    runs = [] if experiment is None else client.search_runs([experiment.experiment_id])
+    assert all(run.info.status == "FAILED" and run.data.tags["error"].endswith(lines[0][len("dp2pub: error: "):])
+               for run in runs)

@@ -1,0 +1,139 @@
+"""Reliability of sweeps: parallel jobs against one SQLite store, identical metrics whatever
+the launcher, skipping finished configurations, and recovering from a killed job."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from dp2pub.resume import HASH_TAG, HOST_TAG, PID_TAG, START_TAG, config_hash, process_start, reap_stale_runs
+from tests.conftest import ROOT, run_cli
+
+
+def children(uri: str, experiment: str, statuses=("FINISHED",)):
+    """Runs of ``experiment`` that are not sweep parents, with one of ``statuses``."""
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    runs = [] if found is None else client.search_runs([found.experiment_id], max_results=1000)
+    return [r for r in runs if r.data.tags.get("dp2pub.sweep") != "parent" and r.info.status in statuses]
+
+
+def deterministic(metrics: dict[str, float]) -> dict[str, float]:
+    return {name: value for name, value in metrics.items() if not name.startswith("time_")}
+
+
+def test_config_hash_is_the_job_not_where_it_is_logged():
+    cfg = {"epsilon": 1.0, "seed": 0, "dataset": {"name": "synthetic", "n": 10}, "mechanism": {"name": "grr"},
+           "tracking": {"uri": "a", "experiment": "x"}, "paths": {"outputs": "o"}}
+    moved = {**cfg, "tracking": {"uri": "b", "experiment": "y"}, "paths": {"outputs": "elsewhere"}}
+    assert config_hash(cfg) == config_hash(moved)
+    assert config_hash(cfg) != config_hash({**cfg, "seed": 1})
+    assert config_hash(cfg) != config_hash({**cfg, "dataset": {"name": "synthetic", "n": 11}})
+
+
+def test_eight_jobs_on_two_joblib_workers_land_eight_finished_runs(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["-m", "epsilon=0.5,1,2,4", "seed=0,1", "dataset.n=300", "metrics.ways=[1]",
+                    "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"tracking.uri={uri}",
+                    "tracking.experiment=conc", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runs = children(uri, "conc", statuses=("FINISHED", "FAILED", "RUNNING", "KILLED"))
+    assert len(runs) == 8 and all(r.info.status == "FINISHED" for r in runs)
+    assert len({r.data.tags[HASH_TAG] for r in runs}) == 8  # none lost, none duplicated
+
+
+def test_metrics_are_bit_identical_whatever_the_launcher_and_the_sweep(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    common = ["dataset=synthetic_bn", "dataset.n=2000", "mechanism=oue", "seed=7", f"tracking.uri={uri}",
+              f"paths.outputs={tmp_path / 'out'}"]
+    assert run_cli([*common, "epsilon=2", "tracking.experiment=alone"], cwd=tmp_path).returncode == 0
+    done = run_cli(["-m", *common, "epsilon=1,2,4", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                    "tracking.experiment=swept"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (alone,) = children(uri, "alone")
+    (swept,) = [r for r in children(uri, "swept") if r.data.params["epsilon"] == "2.0"]
+    assert deterministic(alone.data.metrics) == deterministic(swept.data.metrics)
+    assert len(deterministic(alone.data.metrics)) > 5
+    assert alone.data.tags[HASH_TAG] == swept.data.tags[HASH_TAG]
+    assert alone.data.tags["seed_entropy"] == "7"
+
+
+def test_a_repeated_sweep_with_skip_finished_adds_no_runs(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args = ["-m", "epsilon=1,2", "seed=0,1", "dataset.n=300", "tracking.skip_finished=true", f"tracking.uri={uri}",
+            "tracking.experiment=again", f"paths.outputs={tmp_path / 'out'}"]
+    assert run_cli(args, cwd=tmp_path).returncode == 0
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("again").experiment_id
+    before = {r.info.run_id for r in client.search_runs([experiment])}
+    assert len(before) == 5  # four jobs and their parent
+    again = run_cli(args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("skipped (grr on synthetic") == 4
+    assert {r.info.run_id for r in client.search_runs([experiment])} == before
+    # without the flag the same sweep runs again
+    assert run_cli([a for a in args if "skip_finished" not in a], cwd=tmp_path).returncode == 0
+    assert len(children(uri, "again")) == 8
+
+
+def test_runs_of_dead_processes_on_this_host_are_marked_killed(tmp_path):
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.create_experiment("reap", artifact_location=(tmp_path / "art").as_uri())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    me = str(os.getpid())
+
+    def running(tags):
+        return client.create_run(experiment, tags=tags).info.run_id
+
+    stale = running({HOST_TAG: host, PID_TAG: str(dead.pid)})
+    reused = running({HOST_TAG: host, PID_TAG: me, START_TAG: "1"})  # our pid, but an earlier process
+    alive = running({HOST_TAG: host, PID_TAG: me, START_TAG: process_start(os.getpid()) or ""})
+    remote = running({HOST_TAG: "another-host", PID_TAG: str(dead.pid)})
+    untagged = running({})
+    assert sorted(reap_stale_runs(client, experiment)) == sorted([stale, reused])
+    status = {run_id: client.get_run(run_id).info.status for run_id in (stale, reused, alive, remote, untagged)}
+    assert status == {stale: "KILLED", reused: "KILLED", alive: "RUNNING", remote: "RUNNING", untagged: "RUNNING"}
+    assert "killed" in client.get_run(stale).data.tags["error"]
+
+
+def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args = ["-m", "seed=0,1,2", "dataset.n=4000000", "metrics.ways=[1]", "tracking.skip_finished=true",
+            f"tracking.uri={uri}", "tracking.experiment=fault", f"paths.outputs={tmp_path / 'out'}"]
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    sweep = subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=tmp_path, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:  # kill the sweep while its second job is running
+        deadline = time.monotonic() + 240
+        while not (children(uri, "fault") and children(uri, "fault", statuses=("RUNNING",))):
+            assert sweep.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline, "no job started within 240 s"
+            time.sleep(0.2)
+    finally:
+        os.killpg(sweep.pid, signal.SIGKILL)
+        sweep.wait()
+    (finished,) = children(uri, "fault")
+    (stale,) = children(uri, "fault", statuses=("RUNNING",))
+
+    resumed = run_cli(args, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.count("skipped (") == 1
+    client = MlflowClient(uri)
+    assert client.get_run(stale.info.run_id).info.status == "KILLED"
+    runs = children(uri, "fault", statuses=("FINISHED", "FAILED", "RUNNING", "KILLED", "SCHEDULED"))
+    by_status = sorted((r.info.status, r.data.params["seed"]) for r in runs)
+    redone = stale.data.params["seed"]
+    assert by_status == sorted([("KILLED", redone)] + [("FINISHED", s) for s in "012"])
+    assert finished.info.run_id in {r.info.run_id for r in runs}
+    parents = [r for r in client.search_runs([runs[0].info.experiment_id]) if r.data.tags.get("dp2pub.sweep") == "parent"]
+    assert sorted(p.info.status for p in parents) == ["FINISHED", "KILLED"]
