@@ -10,12 +10,10 @@ import subprocess
 import sys
 import time
 
-import mlflow
-import pytest
 from mlflow.tracking import MlflowClient
 
 from dp2pub.resume import HASH_TAG, HOST_TAG, PID_TAG, START_TAG, config_hash, process_start, reap_stale_runs
-from tests.conftest import ROOT, run_cli
+from tests.conftest import run_cli
 
 
 def children(uri: str, experiment: str, statuses=("FINISHED",)):
