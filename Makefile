@@ -2,6 +2,7 @@
 # make test  - set up .venv with the dev extras and run the whole test suite
 # make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
+# make gallery - run the five studies (2 joblib workers) and copy their figures to docs/figures
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -9,7 +10,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dp2pub-installed
 STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
-.PHONY: run test ui bench venv clean
+STUDIES := seed_tables fo_variance dp2pub_adult nb_car kanon_adult
+
+.PHONY: run test ui bench gallery venv clean
 
 venv: $(STAMP)
 
@@ -29,6 +32,15 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m dp2pub.bench $(ARGS)
+
+gallery: $(STAMP)
+	mkdir -p outputs docs/figures
+	for study in $(STUDIES); do \
+	  CI=1 $(BIN)/dp2pub -m experiment=$$study hydra/launcher=joblib hydra.launcher.n_jobs=2 \
+	      tracking.skip_finished=true > outputs/gallery-$$study.log || exit 1; \
+	  $(BIN)/dp2pub-figures $$study || exit 1; \
+	  cp outputs/figures/$$study.png docs/figures/; \
+	done
 
 ui: $(STAMP)
 	$(BIN)/mlflow ui --backend-store-uri $(STORE)

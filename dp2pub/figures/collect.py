@@ -1,0 +1,147 @@
+"""A study's finished MLflow runs as a tidy table, one row per (run, metric).
+
+Sweep parent runs (tag ``dp2pub.sweep = parent``) are left out. When one configuration (the
+same value of every param but those saying where results go, ``tracking.*`` and ``paths.*``)
+was run more than once, only its newest finished run is kept, so a repeated sweep does not
+count twice. Params arrive as strings; a column whose values are
+all numbers (``None`` and empty meaning missing) becomes numeric, the same way for runs read
+from MLflow and from a written CSV, so both give the same table.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import mlflow
+import pandas as pd
+
+from dp2pub.figures.studies import StudySpec
+from dp2pub.resume import NOT_IDENTITY
+from dp2pub.tracking import SWEEP_TAG
+
+#: Param strings that mean "no value" (``str(None)`` of a null config key, an empty CSV cell).
+MISSING = ("None", "")
+
+
+class EmptyStudyError(LookupError):
+    """The study's experiment holds no finished run in the store."""
+
+
+def numeric_or_text(values: pd.Series) -> pd.Series:
+    """``values`` (strings) as numbers if every present one is a number, else as text;
+    missing values become NaN."""
+    text = values.astype("object").where(values.notna() & ~values.isin(MISSING))
+    numbers = pd.to_numeric(text, errors="coerce")
+    return numbers if numbers.notna().sum() == text.notna().sum() else text
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    return Path(unquote(urlparse(uri).path))
+
+
+def search_finished(experiment: str, uri: str) -> pd.DataFrame:
+    """``mlflow.search_runs`` of ``experiment``'s FINISHED runs in ``uri`` (no run: empty).
+
+    A missing SQLite file or experiment counts as empty; nothing is created in the store.
+    """
+    database = sqlite_path(uri)
+    if database is not None and not database.is_file():
+        return pd.DataFrame()
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    if mlflow.MlflowClient(uri).get_experiment_by_name(experiment) is None:
+        return pd.DataFrame()
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    try:
+        return mlflow.search_runs(
+            experiment_names=[experiment],
+            filter_string="attributes.status = 'FINISHED'",
+            output_format="pandas",
+        )
+    finally:
+        mlflow.set_tracking_uri(previous)
+
+
+def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The job runs of a ``search_runs`` frame: no sweep parents, newest run per configuration
+    (equal params, those under ``tracking.`` and ``paths.`` aside: they say where results
+    go, not what was computed, as for ``tracking.skip_finished``)."""
+    tag = f"tags.{SWEEP_TAG}"
+    if tag in runs:
+        runs = runs[runs[tag].fillna("") != "parent"]
+    where = tuple(f"params.{key}." for key in NOT_IDENTITY)
+    params = sorted(c for c in runs.columns if c.startswith("params.") and not c.startswith(where))
+    newest_first = runs.sort_values(["start_time", "run_id"], ascending=False)
+    return newest_first.drop_duplicates(subset=params, keep="first") if params else newest_first
+
+
+def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (run, metric): ``run_id``, ``study``, the spec's params, ``metric``,
+    ``value``, sorted by params and metric. Metrics a run did not log are left out."""
+    table = pd.DataFrame({"run_id": runs["run_id"].astype(str), "study": spec.name})
+    for param in spec.params:
+        column = f"params.{param}"
+        table[param] = runs[column] if column in runs else None
+    metrics = [m for m in spec.collected_metrics if f"metrics.{m}" in runs]
+    table = table.join(runs[[f"metrics.{m}" for m in metrics]].rename(columns=lambda c: c[len("metrics."):]))
+    long = table.melt(id_vars=["run_id", "study", *spec.params], value_vars=metrics,
+                      var_name="metric", value_name="value")
+    return normalize(spec, long.dropna(subset=["value"]))
+
+
+def normalize(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """Typed params (:func:`numeric_or_text`), float values, a fixed row order and index."""
+    frame = frame.copy()
+    for param in spec.params:
+        frame[param] = numeric_or_text(frame[param])
+    frame["value"] = frame["value"].astype(float)
+    order = [*spec.params, "metric", "run_id"]
+    return frame.sort_values(order, kind="mergesort", na_position="last").reset_index(drop=True)
+
+
+def collect(spec: StudySpec, uri: str, fill_command: str | None = None) -> pd.DataFrame:
+    """The tidy runs of ``spec``'s experiment in the store ``uri``.
+
+    Raises EmptyStudyError, naming the experiment, the store and the command that fills it
+    (``fill_command``, default the study's sweep command), when it holds no finished job run
+    with any of the spec's metrics.
+    """
+    runs = search_finished(spec.experiment, uri)
+    table = tidy(spec, job_runs(runs)) if not runs.empty else pd.DataFrame()
+    if table.empty:
+        raise EmptyStudyError(
+            f"experiment '{spec.experiment}' in {uri} has no finished runs; fill it with: "
+            f"{fill_command or spec.sweep_command}"
+        )
+    return table
+
+
+def runs_csv(directory: Path, study: str) -> Path:
+    """Where the tidy runs of ``study`` are written."""
+    return Path(directory) / f"{study}_runs.csv"
+
+
+def write_runs(table: pd.DataFrame, path: Path) -> Path:
+    """Write the tidy runs (floats at full precision) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    return path
+
+
+def read_runs(spec: StudySpec, path: Path) -> pd.DataFrame:
+    """The tidy runs of ``spec`` from a CSV written by :func:`write_runs`; the same table
+    :func:`collect` returned. Raises ValueError if the file is of another study."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in ("run_id", "study", *spec.params, "metric", "value") if c not in frame]
+    if missing:
+        raise ValueError(f"{path} is not a runs CSV of {spec.name}: no column {missing[0]!r}")
+    studies = set(frame["study"])
+    if studies - {spec.name}:
+        raise ValueError(f"{path} holds runs of {', '.join(sorted(studies))}, not {spec.name}")
+    return normalize(spec, frame)

@@ -1,0 +1,185 @@
+"""One figure per study from its summary: a grid of panels, written as PNG and PDF.
+
+Rows are the spec's metrics (times the values of its row facet), columns the combinations of
+its facets; with a single column and no row facet the metrics are laid out side by side
+instead, three per line. In each panel: one line with markers per hue value (the mean over
+seeds) and a shaded 95% interval, dashed theory curves in the same colour, and a dotted
+black line for a non-private baseline. Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
+state, no display) inside a fixed rc context, and the files carry no timestamp, so the same
+summary always gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
+
+from dp2pub.figures import style
+from dp2pub.figures.studies import StudySpec
+
+PANEL_SIZE = (3.3, 2.5)  # inches per panel
+LEGEND_WIDTH = 2.0  # inches right of the panels
+WRAP = 3  # panels per line when the metrics are laid out side by side
+MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
+BAND_ALPHA = 0.18
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "n/a" if math.isnan(value) else f"{value:g}"
+    return str(value)
+
+
+def facet_label(spec: StudySpec, frame: pd.DataFrame, params: tuple[str, ...]) -> pd.Series:
+    """``"n = 1000, d = 50"`` per row of ``frame`` for the facet ``params`` ("" for none)."""
+    parts = [f"{spec.param_label(p)} = " + frame[p].map(_fmt) for p in params if p in frame]
+    if not parts:
+        return pd.Series("", index=frame.index)
+    label = parts[0]
+    for part in parts[1:]:
+        label = label + ", " + part
+    return label
+
+
+def _with_panels(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` sorted by facets and x, with its panel column ``_col`` and row label ``_row``."""
+    order = [p for p in (spec.row_facet, *spec.facets, spec.hue, spec.x) if p and p in frame]
+    frame = frame.sort_values(order, kind="mergesort", na_position="last") if order else frame
+    return frame.assign(_col=facet_label(spec, frame, spec.facets),
+                        _row=facet_label(spec, frame, (spec.row_facet,) if spec.row_facet else ()))
+
+
+def _ticks(ax: Axes, spec: StudySpec, xs: np.ndarray) -> None:
+    if spec.log_x:
+        ax.set_xscale("log")
+    ax.set_xticks(xs, labels=[_fmt(float(x)) for x in xs])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", which="minor", length=0)
+
+
+def draw_panel(ax: Axes, spec: StudySpec, metric: str, points: pd.DataFrame,
+               curves: pd.DataFrame, baseline: pd.DataFrame, hues: list) -> None:
+    """Means with markers and 95% bands per hue, theory curves and the baseline in one panel."""
+    if spec.is_log_y(metric):
+        ax.set_yscale("log")
+    for i, hue in enumerate(hues):
+        line = points[points[spec.hue] == hue]
+        if not line.empty:
+            colour = style.colour(hue)
+            ax.fill_between(line[spec.x], line["ci_low"], line["ci_high"], color=colour,
+                            alpha=BAND_ALPHA, linewidth=0)
+            ax.plot(line[spec.x], line["mean"], color=colour, marker=style.MARKERS[i % len(style.MARKERS)])
+        curve = curves[curves[spec.hue] == hue] if not curves.empty else curves
+        if not curve.empty:
+            ax.plot(curve[spec.x], curve["value"], color=style.colour(hue), linestyle="--", linewidth=1.0)
+    if not baseline.empty:
+        ax.plot(baseline[spec.x], baseline["mean"], color="black", linestyle=":", linewidth=1.2)
+    if points.empty:
+        ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", color="grey")
+
+
+def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float] | None:
+    """y limits of a log panel from its means, positive interval ends and curves; an interval
+    reaching 0 or below (few seeds) runs off the bottom rather than stretching the axis."""
+    values = pd.concat([points["mean"], points["ci_low"], points["ci_high"],
+                        curves["value"] if not curves.empty else pd.Series(dtype=float)])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.empty:
+        return None
+    centre = pd.concat([points["mean"], curves["value"] if not curves.empty else pd.Series(dtype=float)])
+    centre = centre[np.isfinite(centre) & (centre > 0)]
+    low = max(values.min(), centre.min() / 10) if not centre.empty else values.min()
+    return low / 1.5, values.max() * 1.5
+
+
+def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, baseline: bool, bands: bool) -> None:
+    handles = [Line2D([], [], color=style.colour(h), marker=style.MARKERS[i % len(style.MARKERS)],
+                      label=spec.hue_labels.get(str(h), style.label(h))) for i, h in enumerate(hues)]
+    if theory:
+        handles.append(Line2D([], [], color="grey", linestyle="--", label=spec.theory_label))
+    if baseline:
+        handles.append(Line2D([], [], color="black", linestyle=":", label="non-private"))
+    if bands:
+        handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label="95% interval (t, over seeds)"))
+    fig.legend(handles=handles, loc="outside right upper", frameon=False)
+
+
+def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | None = None) -> Figure:
+    """The study's figure from its summary (see module docstring) and theory curves."""
+    summary = _with_panels(spec, summary)
+    curves = _with_panels(spec, theory) if theory is not None and not theory.empty else pd.DataFrame()
+    cols = list(dict.fromkeys(summary["_col"]))
+    rows = [(metric, row) for metric in spec.metrics for row in dict.fromkeys(summary["_row"])]
+    side_by_side = len(cols) == 1 and not spec.row_facet and len(spec.metrics) > 1
+    if side_by_side:  # one facet: the metrics' panels side by side, WRAP per line
+        shape = (math.ceil(len(rows) / min(len(rows), WRAP)), min(len(rows), WRAP))
+    else:
+        shape = (len(rows), len(cols))
+    width = max(PANEL_SIZE[0] * shape[1] + LEGEND_WIDTH, MIN_WIDTH)
+    fig = Figure(figsize=(width, PANEL_SIZE[1] * shape[0] + 0.6), layout="constrained")
+    axes = fig.subplots(*shape, squeeze=False, sharex=not side_by_side, sharey=False if side_by_side else "row")
+    for ax in axes.flat[len(rows):] if side_by_side else ():
+        ax.set_visible(False)
+    hues = sorted(summary[spec.hue].dropna().unique(), key=style.sort_key)
+    xs = np.sort(summary[spec.x].dropna().unique().astype(float))
+    has_baseline = False
+    for r, (metric, row) in enumerate(rows):
+        row_axes, row_points, row_curves = [], [], []
+        for c, col in enumerate(cols):
+            ax = axes.flat[r] if side_by_side else axes[r, c]
+            here = (summary["_col"] == col) & (summary["_row"] == row)
+            points = summary[here & (summary["metric"] == metric)]
+            curve = curves[(curves["_col"] == col) & (curves["_row"] == row) & (curves["metric"] == metric)] \
+                if not curves.empty else curves
+            reference = spec.baselines.get(metric)
+            baseline = summary[here & (summary["metric"] == reference)].groupby(spec.x, as_index=False)["mean"].mean() \
+                if reference else pd.DataFrame()
+            has_baseline |= not baseline.empty
+            draw_panel(ax, spec, metric, points, curve, baseline, hues)
+            row_axes.append(ax)
+            row_points.append(points)
+            row_curves.append(curve)
+            _ticks(ax, spec, xs)
+            if side_by_side or r == len(rows) - 1:
+                ax.set_xlabel(spec.x_label)
+            if side_by_side or c == 0:
+                ax.set_ylabel(spec.y_label(metric))
+            if row:  # every panel says which row facet it shows
+                ax.set_title(f"{col}; {row}" if len(cols) > 1 else row)
+            elif not side_by_side and r == 0 and len(cols) > 1:
+                ax.set_title(col)
+        limits = spec.y_limits.get(metric)
+        if limits is None and spec.is_log_y(metric):
+            limits = log_limits(pd.concat(row_points), pd.concat(row_curves))
+        if limits is not None:
+            row_axes[0].set_ylim(*limits)  # shared along the row
+    title = f"{spec.name}: {spec.title}" + (f"\n{cols[0]}" if len(cols) == 1 and cols[0] else "")
+    fig.suptitle(title, fontweight="bold", x=0.02, ha="left")
+    _legend(fig, spec, hues, not curves.empty, has_baseline, bool((summary["n"] > 1).any()))
+    return fig
+
+
+def figure_paths(directory: Path, study: str) -> dict[str, Path]:
+    """Where the figure of ``study`` is written, per format."""
+    return {fmt: Path(directory) / f"{study}.{fmt}" for fmt in ("png", "pdf")}
+
+
+def plot_study(spec: StudySpec, summary: pd.DataFrame, directory: Path) -> list[Path]:
+    """Draw the study (with its theory curves, if any) and write PNG and PDF; returns the paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with mpl.rc_context(style.RC):
+        theory = spec.theory(spec, summary) if spec.theory is not None else None
+        fig = build_figure(spec, summary, theory)
+        paths = figure_paths(directory, spec.name)
+        for fmt, path in paths.items():
+            fig.savefig(path, format=fmt, dpi=style.DPI, metadata=style.METADATA[fmt])
+    return list(paths.values())

@@ -1,0 +1,55 @@
+"""collect: finished job runs only, newest run per configuration, typed params, tidy rows."""
+
+import pandas as pd
+import pytest
+
+from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, read_runs, write_runs
+from dp2pub.figures.studies import STUDIES
+from tests.figures.conftest import VALUES
+
+SPEC = STUDIES["fo_variance"]
+
+
+def test_collect_drops_parent_failed_and_older_duplicates(fake_store):
+    table = collect(SPEC, fake_store["uri"])
+    runs = set(table["run_id"])
+    assert runs == set(fake_store["kept"])
+    for dropped in ("parent", "stale", "replaced", "failed"):
+        assert fake_store[dropped] not in runs
+    assert len(runs) == sum(len(v) for v in VALUES.values())
+
+
+def test_collect_gives_one_typed_row_per_run_and_metric(fake_store):
+    table = collect(SPEC, fake_store["uri"])
+    assert list(table.columns) == ["run_id", "study", *SPEC.params, "metric", "value"]
+    assert set(table["metric"]) == {"mse_freq", "mse_theory"}  # tvd_1way is not the study's
+    assert (table["study"] == "fo_variance").all()
+    assert table["epsilon"].dtype == float and table["dataset.n"].dtype.kind == "i"
+    assert table["mechanism.num_bits"].dropna().eq(64).all()  # logged by RAPPOR runs only
+    assert table.loc[table["mechanism.name"] == "grr", "mechanism.f"].isna().all()
+    means = table[table["metric"] == "mse_freq"].groupby(["mechanism.name", "epsilon"])["value"].mean()
+    assert means.to_dict() == pytest.approx({key: sum(v) / len(v) for key, v in VALUES.items()})
+
+
+def test_runs_csv_reads_back_to_the_same_table(fake_store, tmp_path):
+    table = collect(SPEC, fake_store["uri"])
+    path = write_runs(table, tmp_path / "fo_variance_runs.csv")
+    pd.testing.assert_frame_equal(read_runs(SPEC, path), table)
+    with pytest.raises(ValueError, match="not a runs CSV of nb_car"):
+        read_runs(STUDIES["nb_car"], path)
+
+
+def test_numeric_or_text():
+    assert numeric_or_text(pd.Series(["1", "None", "2.5"])).tolist()[::2] == [1.0, 2.5]
+    assert numeric_or_text(pd.Series(["1", "2"])).dtype.kind == "i"
+    text = numeric_or_text(pd.Series(["grr", "", None]))
+    assert text.iloc[0] == "grr" and text.iloc[1:].isna().all()
+
+
+def test_missing_store_or_experiment_is_empty_and_not_created(tmp_path, fake_store):
+    db = tmp_path / "none" / "mlflow.db"
+    with pytest.raises(EmptyStudyError, match="experiment 'fo_variance' in sqlite:///.*has no finished runs"):
+        collect(SPEC, f"sqlite:///{db}")
+    assert not db.exists()
+    with pytest.raises(EmptyStudyError, match="dp2pub -m experiment=nb_car"):
+        collect(STUDIES["nb_car"], fake_store["uri"])
