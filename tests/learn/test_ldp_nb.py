@@ -113,11 +113,23 @@ def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline(data_dir):
     assert high > baseline - 0.05  # the estimator is consistent: no privacy, no loss
 
 
-@pytest.mark.xfail(strict=True, reason="measured on car (1209 training users, 7 reports at eps/7 each): "
-                   "mean accuracy 0.56 at eps=4 with grr against 0.86 without privacy")
-def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(data_dir):
-    acc, baseline = mean_accuracy(data_dir, 4)
+@pytest.mark.xfail(strict=True, reason="issue 7's criterion is out of reach on car's 1209 training users: split "
+                   "gives eps/7 per report (accuracy ~0.54 at eps=4), and sample's noise-free ceiling is more than "
+                   "5 points below (test below; experiments/nb_car_ceiling.py)")
+@pytest.mark.parametrize("strategy", ["split", "sample"])
+def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(data_dir, strategy):
+    acc, baseline = mean_accuracy(data_dir, 4, f"mechanism.strategy={strategy}")
     assert acc >= baseline - 0.05
+
+
+def test_sample_strategy_without_noise_stays_more_than_5_points_below_naive_bayes(data_dir):
+    """Why the criterion above fails for ``sample``: at eps=1000 GRR reports every value
+    truthfully, so what is left is the protocol itself (each of the 7 estimates from ~173
+    users); no estimator can do better than this with the same reports."""
+    ceiling, baseline = mean_accuracy(data_dir, 1000, "mechanism.strategy=sample")
+    sampled, _ = mean_accuracy(data_dir, 4, "mechanism.strategy=sample")
+    assert ceiling < baseline - 0.05
+    assert sampled <= ceiling + 0.02  # eps=4 is already close to that ceiling
 
 
 def test_ldp_nb_needs_a_target():
