@@ -16,9 +16,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
+from omegaconf import DictConfig
 
+from dp2pub.config import plain_config
 from dp2pub.data.errors import DataFileError
 from dp2pub.job import run_job
 from dp2pub.sweep import current_parent
@@ -36,27 +36,9 @@ def format_results(metrics: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def resolve(cfg: DictConfig) -> dict:
-    """The job's config as plain containers; a value that cannot be resolved (``???``, an
-    unset environment variable) is a ConfigError naming its key."""
-    try:
-        plain = OmegaConf.to_container(cfg, resolve=True)
-    except (MissingMandatoryValue, InterpolationResolutionError) as error:
-        key = str(error.full_key)
-        raw: object = OmegaConf.to_container(cfg, resolve=False)
-        for part in key.split("."):
-            raw = raw.get(part) if isinstance(raw, dict) else None
-        detail = error.msg.splitlines()[0].split("while resolving interpolation: ")[-1].strip("\"'")
-        raise ConfigError(key, raw, f"a value that resolves ({detail}); set {key}=... on the command line") from None
-    assert isinstance(plain, dict)
-    return plain
-
-
 def execute(cfg: DictConfig) -> str:
     """Run and track the job described by a composed config; returns the run id."""
-    plain = resolve(cfg)
-    if isinstance(plain.get("epsilon"), int) and not isinstance(plain["epsilon"], bool):
-        plain["epsilon"] = float(plain["epsilon"])  # epsilon=1 and epsilon=1.0 are one param value
+    plain = plain_config(cfg)
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
@@ -90,9 +72,13 @@ def check_group_options(argv: list[str]) -> None:
         if override.package or override.is_delete() or not folder.is_dir() or override.key_or_group.startswith("hydra"):
             continue
         options = sorted(path.stem for path in folder.glob("*.yaml"))
-        values = override.sweep_string_iterator() if override.is_sweep_override() else [override.get_value_element_as_str()]
+        try:
+            values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [
+                override.get_value_element_as_str()]
+        except HydraException:
+            continue  # glob(), interval(): Hydra expands or refuses them itself
         for value in values:
-            if value not in options:
+            if value not in options and value != "null":  # null: the group's "none" (experiment, cluster)
                 raise ConfigError(override.key_or_group, value, "one of " + ", ".join(options))
 
 

@@ -92,13 +92,14 @@ def run_job(cfg: Mapping) -> JobResult:
         learned = classifier_metrics(outcome.published, train, test, models, phase_rng(seed, "learn"),
                                      covers=getattr(outcome.release, "covers", None))
         outcome.timings["learn"] = time.perf_counter() - learn_start
-    log.info("metrics: %s-way marginals ...", "/".join(str(w) for w in metric_cfg.get("ways", (1, 2))))
+    ways = tuple(metric_cfg.get("ways", (1, 2)))
+    log.info("metrics: %s-way marginals ...", "/".join(map(str, ways)))
     try:
         evaluation = evaluate_marginals(
             train,
             outcome.release,
             phase_rng(seed, "metrics"),
-            ways=tuple(metric_cfg.get("ways", (1, 2))),
+            ways=ways,
             max_subsets=metric_cfg.get("max_subsets", 100),
         )
     except ConfigError as error:

@@ -6,8 +6,8 @@ of killed processes.
   ``dp2pub.config_hash``. With ``tracking.skip_finished=true`` a job whose identity already
   has a FINISHED run in the experiment is skipped, so repeating a sweep adds no runs.
 - Every run records the host and process that write it (``dp2pub.host``, ``dp2pub.pid``,
-  ``dp2pub.pid_start``). When a job starts, RUNNING runs of the experiment whose process on
-  this host no longer exists are marked KILLED: a killed job never stays RUNNING, and its
+  ``dp2pub.pid_start``, ``dp2pub.pid_ns``). When a job starts, RUNNING runs of the
+  experiment whose process on this host (and pid namespace) no longer exists are marked KILLED: a killed job never stays RUNNING, and its
   configuration has no FINISHED run, so it is redone.
 """
 
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 HASH_TAG = "dp2pub.config_hash"
 HOST_TAG, PID_TAG, START_TAG = "dp2pub.host", "dp2pub.pid", "dp2pub.pid_start"
+#: The process-id namespace (Linux): containers that share a host name do not share pids.
+PIDNS_TAG = "dp2pub.pid_ns"
 #: Top-level config keys that say where results go, not what is computed.
 NOT_IDENTITY = ("tracking", "paths")
 
@@ -47,10 +49,19 @@ def process_start(pid: int) -> str | None:
         return None
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace (``pid:[4026531836]``), or "" where unavailable."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
 def process_tags() -> dict[str, str]:
     """Tags naming the process that writes a run."""
     pid = os.getpid()
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), START_TAG: process_start(pid) or ""}
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), START_TAG: process_start(pid) or "",
+            PIDNS_TAG: pid_namespace()}
 
 
 def process_alive(pid: int, start: str | None) -> bool:
@@ -73,9 +84,12 @@ def reap_stale_runs(client: mlflow.MlflowClient, experiment_id: str) -> list[str
         [experiment_id], filter_string=f"attributes.status = 'RUNNING' and tags.`{HOST_TAG}` = '{host}'",
         max_results=5000,
     )
+    namespace = pid_namespace()
     reaped = []
     for run in running:
         pid = run.data.tags.get(PID_TAG, "")
+        if run.data.tags.get(PIDNS_TAG, "") != namespace:
+            continue  # another container on a host of the same name: its pids are not ours
         if not pid.isdigit() or process_alive(int(pid), run.data.tags.get(START_TAG)):
             continue
         client.set_tag(run.info.run_id, "error", f"process {pid} on {host} ended without closing this run (killed)")

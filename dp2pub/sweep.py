@@ -16,6 +16,8 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import signal
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,9 @@ from hydra.types import RunMode
 from mlflow.entities import RunStatus
 from omegaconf import DictConfig, OmegaConf
 
-from dp2pub.tracking import PARENT_TAG, SWEEP_TAG, open_experiment, run_tags
+from dp2pub.config import plain_config
+from dp2pub.tracking import PARENT_TAG, SWEEP_TAG, experiment_name, open_experiment, run_tags
+from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +66,20 @@ class SweepParentCallback(Callback):
         self.run_id: str | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Open the parent run. Hydra turns a callback's exceptions into warnings, so a
+        failure here is reported in one line and stops the sweep (SystemExit(2)) before any
+        job starts, with the parent, if it was created, left FAILED."""
+        try:
+            self._open(config)
+        except Exception as error:  # noqa: BLE001 - anything that keeps the parent from opening
+            self._end(failed=True)
+            reason = error if isinstance(error, ConfigError) else f"{type(error).__name__}: {error}"
+            print(f"dp2pub: error: cannot open the sweep's parent run: {reason}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    def _open(self, config: DictConfig) -> None:
         hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed
-        job_cfg = OmegaConf.to_container(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]),
-                                         resolve=True)
-        assert isinstance(job_cfg, dict)
+        job_cfg = plain_config(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]))
         uri, experiment_id = open_experiment(job_cfg)
         self.client = mlflow.MlflowClient(uri)
         sweep_dir = Path(str(hydra_cfg.sweep.dir))
@@ -80,20 +94,22 @@ class SweepParentCallback(Callback):
         })
         run = self.client.create_run(experiment_id, run_name=_sweep_name(job_cfg, sweep_dir), tags=tags)
         self.run_id = run.info.run_id
+        # Hydra's sweeper raises when a job failed, so on_multirun_end is not reached: exit says FAILED
+        atexit.register(self._end, failed=True)
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a terminated sweep runs atexit too
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {"run_id": self.run_id, "experiment_id": experiment_id, "uri": uri}
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
-        atexit.register(self._end)  # the sweep raised (a job failed) or was interrupted
         log.info("sweep parent run %s in experiment %s (%s)", self.run_id, experiment_id, uri)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        self._end()
+        self._end(failed=False)  # reached only when every job returned
 
-    def _child_counts(self) -> dict[str, float]:
-        assert self.client is not None and self.run_id is not None
-        parent = self.client.get_run(self.run_id)
+    def _child_counts_of(self, run_id: str) -> dict[str, float]:
+        assert self.client is not None
+        parent = self.client.get_run(run_id)
         children = self.client.search_runs(
-            [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{self.run_id}'", max_results=50_000
+            [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{run_id}'", max_results=50_000
         )
         statuses = [child.info.status for child in children]
         return {
@@ -103,24 +119,29 @@ class SweepParentCallback(Callback):
             "n_jobs_running": float(sum(s in ("RUNNING", "SCHEDULED") for s in statuses)),
         }
 
-    def _end(self) -> None:
-        """Log the children's counts and terminate the parent run: FINISHED when every child
-        finished, FAILED otherwise. Runs once; later calls (e.g. from atexit) do nothing."""
+    def _end(self, failed: bool) -> None:
+        """Log the children's counts and terminate the parent run: FAILED when the sweep
+        failed (a job raised, or the sweep was interrupted) or a child did not finish,
+        FINISHED otherwise; a successful sweep without children (every job skipped) deletes
+        it. Runs once; later calls (e.g. from atexit) do nothing."""
         if self.client is None or self.run_id is None:
             return
-        counts = self._child_counts()
         run_id, self.run_id = self.run_id, None
-        if counts["n_jobs"] == 0:  # every job skipped (tracking.skip_finished): the sweep added nothing
+        counts = self._child_counts_of(run_id)
+        if not failed and counts["n_jobs"] == 0:  # tracking.skip_finished skipped every job
             self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED))
             self.client.delete_run(run_id)
             return
         for name, value in counts.items():
             self.client.log_metric(run_id, name, value)
-        ok = counts["n_jobs"] == counts["n_jobs_finished"]
+        ok = not failed and counts["n_jobs"] == counts["n_jobs_finished"]
         self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED if ok else RunStatus.FAILED))
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:
     """``sweep-<experiment>-<last two parts of the sweep dir>`` (date and time by default)."""
-    experiment = (cfg.get("tracking") or {}).get("experiment") or "dp2pub"
-    return f"sweep-{experiment}-{'-'.join(sweep_dir.parts[-2:])}"
+    return f"sweep-{experiment_name(cfg)}-{'-'.join(sweep_dir.parts[-2:])}"

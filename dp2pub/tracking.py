@@ -24,7 +24,7 @@ import yaml
 from dp2pub.job import JobResult
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
-from dp2pub.validation import check_bool
+from dp2pub.validation import ConfigError, check_bool
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +102,22 @@ def run_tags(overrides: list[str]) -> dict[str, str]:
     return tags
 
 
+def quiet_store_logs() -> None:
+    """Silence the INFO lines MLflow's SQL store prints when it opens or migrates a database."""
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def experiment_name(cfg: Mapping) -> str:
+    """The MLflow experiment of a job (``tracking.experiment``, default ``dp2pub``)."""
+    return (cfg.get("tracking") or {}).get("experiment") or "dp2pub"
+
+
 def open_experiment(cfg: Mapping) -> tuple[str, str]:
     """The job's tracking URI and experiment id, creating the local store folder and the
     experiment if needed (on the default local store its artifacts go to
     ``<outputs>/mlartifacts``)."""
-    for noisy in ("alembic", "mlflow.store.db.utils"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_store_logs()
     uri = tracking_uri(cfg)
     if uri.startswith("sqlite:///"):
         outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
@@ -115,7 +125,7 @@ def open_experiment(cfg: Mapping) -> tuple[str, str]:
 
 
 def _experiment_id(cfg: Mapping, uri: str) -> str:
-    name = cfg.get("tracking", {}).get("experiment") or "dp2pub"
+    name = experiment_name(cfg)
     client = mlflow.MlflowClient(uri)
     found = client.get_experiment_by_name(name)
     if found is not None:
@@ -191,6 +201,10 @@ def run_tracked(
         return done, None
     mlflow.set_tracking_uri(uri)
     tags = {**run_tags(overrides or []), HASH_TAG: identity, **_parent_tags(parent, uri, experiment_id)}
+    try:
+        tags["seed_entropy"] = str(seed_entropy(cfg.get("seed")))
+    except ConfigError:
+        pass  # the job refuses the seed itself, into this run's error tag
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
         mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
@@ -198,7 +212,6 @@ def run_tracked(
         except BaseException as error:
             mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
             raise
-        mlflow.set_tag("seed_entropy", str(seed_entropy(cfg["seed"])))
         mlflow.log_metrics(result.metrics)
         _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
     return run.info.run_id, result

@@ -34,3 +34,12 @@ def run_cli(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.C
         [sys.executable, "-m", "dp2pub", *args],
         cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300,
     )
+
+
+def runs_in(uri: str, experiment: str) -> list:
+    """Every run of ``experiment`` in the store ``uri`` (none if the experiment does not exist)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    return [] if found is None else client.search_runs([found.experiment_id], max_results=5000)

@@ -3,9 +3,7 @@ and the bad value, and leaves no MLflow run RUNNING (config errors found before 
 starts leave no run at all; the others leave it FAILED with the message)."""
 
 import pytest
-from mlflow.tracking import MlflowClient
-
-from tests.conftest import run_cli
+from tests.conftest import run_cli, runs_in
 
 CAR_QI = "mechanism.quasi_identifiers=[buying,maint,safety]"
 BAD_COMMAND_LINES = [
@@ -39,8 +37,6 @@ def test_bad_command_line_is_refused_in_one_line_and_leaves_no_running_run(overr
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dp2pub: error: ") and message in lines[0], done.stderr
-    client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name("bad")
-    runs = [] if experiment is None else client.search_runs([experiment.experiment_id])
+    runs = runs_in(uri, "bad")
     assert all(run.info.status == "FAILED" and run.data.tags["error"].endswith(lines[0][len("dp2pub: error: "):])
                for run in runs)

@@ -7,17 +7,11 @@ from omegaconf import OmegaConf
 
 from dp2pub.cli import execute
 from dp2pub.validation import ConfigError
-from tests.conftest import compose_config, run_cli
+from tests.conftest import compose_config, run_cli, runs_in
 from tests.test_job import BAD
 
 CONTRACT = ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
             "n_records", "n_attributes", "time_perturb_s", "time_estimate_s", "time_total_s")
-
-
-def runs_of(uri, experiment):
-    client = MlflowClient(uri)
-    found = client.get_experiment_by_name(experiment)
-    return [] if found is None else client.search_runs([found.experiment_id])
 
 
 def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
@@ -28,7 +22,7 @@ def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
                     f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "tvd_1way" in done.stdout and f"mlflow ui --backend-store-uri {uri}" in done.stdout
-    (run,) = runs_of(uri, "e2e")
+    (run,) = runs_in(uri, "e2e")
     assert run.info.status == "FINISHED"
     assert set(CONTRACT) <= set(run.data.metrics)
     assert run.data.params["epsilon"] == "2.0" and run.data.params["seed"] == "3"
@@ -45,7 +39,7 @@ def test_multirun_lands_one_run_per_job(tmp_path):
     done = run_cli(["-m", "epsilon=0.5,2", "dataset.n=1000", f"tracking.uri={uri}",
                     "tracking.experiment=sweep", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    runs = runs_of(uri, "sweep")
+    runs = runs_in(uri, "sweep")
     (parent,) = [r for r in runs if r.data.tags.get("dp2pub.sweep") == "parent"]
     children = [r for r in runs if r is not parent]
     assert sorted(r.data.params["epsilon"] for r in children) == ["0.5", "2.0"]
@@ -59,7 +53,7 @@ def test_default_store_is_sqlite_under_outputs(tmp_path):
     assert done.returncode == 0, done.stderr
     db = tmp_path / "outputs" / "mlflow.db"
     assert db.is_file()
-    (run,) = runs_of(f"sqlite:///{db}", "default-store")
+    (run,) = runs_in(f"sqlite:///{db}", "default-store")
     assert run.info.artifact_uri.startswith((tmp_path / "outputs" / "mlartifacts").as_uri())
 
 
@@ -70,7 +64,7 @@ def test_bad_input_exits_nonzero_and_leaves_the_run_failed(tmp_path):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "epsilon=nan is invalid: expected a finite number > 0" in done.stderr
-    (run,) = runs_of(uri, "bad")
+    (run,) = runs_in(uri, "bad")
     assert run.info.status == "FAILED"
     assert "epsilon=nan" in run.data.tags["error"]
 
@@ -82,7 +76,7 @@ def test_every_bad_input_leaves_a_failed_run(store, overrides, message, tmp_path
                           f"paths.outputs={tmp_path}"])
     with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
         execute(cfg)
-    (run,) = runs_of(store, experiment)
+    (run,) = runs_in(store, experiment)
     assert run.info.status == "FAILED" and message in run.data.tags["error"]
     assert mlflow.active_run() is None
 
@@ -92,6 +86,6 @@ def test_mlflow_tracking_uri_environment_variable_selects_the_store(tmp_path, mo
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     cfg = compose_config(["dataset.n=300", "tracking.experiment=env", f"paths.outputs={tmp_path}"])
     execute(cfg)
-    (run,) = runs_of(uri, "env")
+    (run,) = runs_in(uri, "env")
     assert run.info.status == "FINISHED"
     assert OmegaConf.select(cfg, "tracking.uri") is None

@@ -18,14 +18,12 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from dp2pub.sweep import PARENT_FILE, read_parent
-from tests.conftest import CONF, run_cli
+from tests.conftest import CONF, run_cli, runs_in
 
 
 def runs_by_role(uri: str, experiment: str):
     """(parent runs, child runs) of ``experiment``."""
-    client = MlflowClient(uri)
-    found = client.get_experiment_by_name(experiment)
-    runs = [] if found is None else client.search_runs([found.experiment_id])
+    runs = runs_in(uri, experiment)
     parents = [r for r in runs if r.data.tags.get("dp2pub.sweep") == "parent"]
     return parents, [r for r in runs if r not in parents]
 
@@ -164,3 +162,24 @@ def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
     artifacts = {a.path for a in MlflowClient(mlflow_server).list_artifacts(children[0].info.run_id)}
     assert "config.yaml" in artifacts
     assert not (tmp_path / "out" / "mlflow.db").exists()  # nothing went to the local default store
+
+
+def test_a_job_that_fails_before_its_run_exists_still_fails_the_parent(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(["-m", "tracking.skip_finished=false,maybe", "dataset.n=300", f"tracking.uri={uri}",
+                    "tracking.experiment=early", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    assert done.returncode != 0
+    assert "tracking.skip_finished='maybe' is invalid: expected true or false" in done.stderr
+    (parent,), children = runs_by_role(uri, "early")
+    assert [r.info.status for r in children] == ["FINISHED"]  # the bad job never opened a run
+    assert parent.info.status == "FAILED"
+
+
+def test_a_sweep_whose_parent_cannot_open_stops_before_any_job(tmp_path):
+    done = run_cli(["-m", "cluster=slurm", "epsilon=1,2", f"paths.outputs={tmp_path}"], cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "dp2pub: error: cannot open the sweep's parent run: tracking.uri='${oc.env:MLFLOW_TRACKING_URI}' is "
+        "invalid: expected a value that resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set "
+        "tracking.uri=... on the command line")
+    assert "Launching" not in done.stdout + done.stderr and not (tmp_path / "mlflow.db").exists()

@@ -32,8 +32,8 @@ metrics = run_job(cfg).metrics if cfg else {}
 report = {k: v for k, v in metrics.items() if k.startswith(("time_", "tvd_1way"))}
 try:  # this process's own peak (ru_maxrss would include the parent's)
     peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-except (OSError, StopIteration):
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+except (OSError, StopIteration):  # not Linux: ru_maxrss, in bytes on macOS, KiB elsewhere
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // (1024 if sys.platform == "darwin" else 1)
 print(json.dumps({"peak_kib": peak, **report}))
 """
 

@@ -1,8 +1,8 @@
 """A study's finished MLflow runs as a tidy table, one row per (run, metric).
 
-Sweep parent runs (tag ``dp2pub.sweep = parent``) are left out. When one configuration (the
-same value of every param but those saying where results go, ``tracking.*`` and ``paths.*``)
-was run more than once, only its newest finished run is kept, so a repeated sweep does not
+Sweep parent runs (tag ``dp2pub.sweep = parent``) are left out. When one configuration (its
+``dp2pub.config_hash``: the config without ``tracking`` and ``paths``, which say where results
+go) was run more than once, only its newest finished run is kept, so a repeated sweep does not
 count twice. Params arrive as strings; a column whose values are
 all numbers (``None`` and empty meaning missing) becomes numeric, the same way for runs read
 from MLflow and from a written CSV, so both give the same table.
@@ -10,7 +10,6 @@ from MLflow and from a written CSV, so both give the same table.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -18,8 +17,8 @@ import mlflow
 import pandas as pd
 
 from dp2pub.figures.studies import StudySpec
-from dp2pub.resume import NOT_IDENTITY
-from dp2pub.tracking import SWEEP_TAG
+from dp2pub.resume import HASH_TAG, NOT_IDENTITY
+from dp2pub.tracking import SWEEP_TAG, quiet_store_logs
 
 #: Param strings that mean "no value" (``str(None)`` of a null config key, an empty CSV cell).
 MISSING = ("None", "")
@@ -52,8 +51,7 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
     database = sqlite_path(uri)
     if database is not None and not database.is_file():
         return pd.DataFrame()
-    for noisy in ("alembic", "mlflow.store.db.utils"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_store_logs()
     if mlflow.MlflowClient(uri).get_experiment_by_name(experiment) is None:
         return pd.DataFrame()
     previous = mlflow.get_tracking_uri()
@@ -69,16 +67,23 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
 
 
 def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """The job runs of a ``search_runs`` frame: no sweep parents, newest run per configuration
-    (equal params, those under ``tracking.`` and ``paths.`` aside: they say where results
-    go, not what was computed, as for ``tracking.skip_finished``)."""
+    """The job runs of a ``search_runs`` frame: no sweep parents, newest run per configuration.
+
+    A configuration is the run's ``dp2pub.config_hash`` tag (the identity that
+    ``tracking.skip_finished`` uses: the config without ``tracking`` and ``paths``); runs
+    logged without the tag fall back to their params without ``tracking.*`` and ``paths.*``.
+    """
     tag = f"tags.{SWEEP_TAG}"
     if tag in runs:
         runs = runs[runs[tag].fillna("") != "parent"]
     where = tuple(f"params.{key}." for key in NOT_IDENTITY)
     params = sorted(c for c in runs.columns if c.startswith("params.") and not c.startswith(where))
-    newest_first = runs.sort_values(["start_time", "run_id"], ascending=False)
-    return newest_first.drop_duplicates(subset=params, keep="first") if params else newest_first
+    identity = pd.util.hash_pandas_object(runs[params], index=False).astype(str) if params else runs["run_id"]
+    hashed = f"tags.{HASH_TAG}"
+    if hashed in runs:
+        identity = runs[hashed].where(runs[hashed].notna(), identity)
+    newest_first = runs.assign(_identity=identity).sort_values(["start_time", "run_id"], ascending=False)
+    return newest_first.drop_duplicates(subset="_identity").drop(columns="_identity")
 
 
 def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:

@@ -101,5 +101,5 @@ class GRR(FrequencyOracle):
 
         ``(e^eps + k - 2) / (n (e^eps - 1)^2)``, the DESIGN table entry.
         """
-        e = math.exp(self.epsilon)
-        return (e + self.k - 2) / (n * (e - 1) ** 2)
+        e = math.exp(-self.epsilon)  # the same ratio times e^-2eps / e^-2eps: finite for any eps
+        return (e + (self.k - 2) * e * e) / (n * (1 - e) ** 2)
