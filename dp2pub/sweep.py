@@ -14,6 +14,7 @@ which every job was skipped (``tracking.skip_finished``) deletes its empty paren
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import signal
@@ -72,7 +73,8 @@ class SweepParentCallback(Callback):
         try:
             self._open(config)
         except Exception as error:  # noqa: BLE001 - anything that keeps the parent from opening
-            self._end(failed=True)
+            with contextlib.suppress(Exception):  # the store may be what failed
+                self._end(failed=True)
             reason = error if isinstance(error, ConfigError) else f"{type(error).__name__}: {error}"
             print(f"dp2pub: error: cannot open the sweep's parent run: {reason}", file=sys.stderr)
             raise SystemExit(2) from None

@@ -6,7 +6,7 @@ from omegaconf import OmegaConf
 from dp2pub.job import run_job
 from dp2pub.validation import ConfigError
 from tests.conftest import compose_config, run_cli
-from tests.test_cli import runs_of
+from tests.conftest import runs_in
 
 
 def test_car_run_lands_finished_with_its_sizes(tmp_path, uci_dir, store):
@@ -15,7 +15,7 @@ def test_car_run_lands_finished_with_its_sizes(tmp_path, uci_dir, store):
                     f"paths.outputs={tmp_path / 'out'}"],
                    cwd=tmp_path, env={"DP2PUB_DATA_DIR": str(uci_dir)})
     assert done.returncode == 0, done.stderr
-    (run,) = runs_of(uri, "dataset-car")
+    (run,) = runs_in(uri, "dataset-car")
     assert run.info.status == "FINISHED"
     assert run.data.metrics["n_records"] == 1728 and run.data.metrics["n_attributes"] == 7
     assert run.data.params["dataset.name"] == "car" and run.data.params["paths.data_dir"] == str(uci_dir)
@@ -30,7 +30,7 @@ def test_missing_data_directory_fails_naming_it(tmp_path, store):
     assert "Traceback" not in done.stderr
     (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("dp2pub: error:")]
     assert "/nonexistent" in line and "DP2PUB_DATA_DIR" in line
-    (run,) = runs_of(uri, "dataset-nodata")
+    (run,) = runs_in(uri, "dataset-nodata")
     assert run.info.status == "FAILED" and "/nonexistent" in run.data.tags["error"]
 
 
