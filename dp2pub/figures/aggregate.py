@@ -34,10 +34,3 @@ def aggregate(table: pd.DataFrame) -> pd.DataFrame:
 def summary_csv(directory: Path, study: str) -> Path:
     """Where the summary of ``study`` is written."""
     return Path(directory) / f"{study}_summary.csv"
-
-
-def write_summary(summary: pd.DataFrame, path: Path) -> Path:
-    """Write the summary and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    summary.to_csv(path, index=False)
-    return path

@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from dp2pub.figures.aggregate import aggregate, summary_csv, write_summary
-from dp2pub.figures.collect import EmptyStudyError, collect, read_runs, runs_csv, write_runs
+from dp2pub.figures.aggregate import aggregate, summary_csv
+from dp2pub.figures.collect import EmptyStudyError, collect, read_runs, runs_csv, write_csv
 from dp2pub.figures.plot import plot_study
 from dp2pub.figures.studies import STUDIES
 from dp2pub.tracking import tracking_uri
@@ -69,9 +69,9 @@ def build(study: str, settings: dict[str, str | None]) -> list[Path]:
         table = collect(spec, uri, " ".join([spec.sweep_command, *same_store]))
         print(f"{study}: {table['run_id'].nunique()} runs from experiment '{spec.experiment}' in {uri}",
               file=sys.stderr)
-        written = [write_runs(table, runs_csv(directory, study))]
+        written = [write_csv(table, runs_csv(directory, study))]
     summary = aggregate(table)
-    written.append(write_summary(summary, summary_csv(directory, study)))
+    written.append(write_csv(summary, summary_csv(directory, study)))
     written += plot_study(spec, summary, directory)
     return written
 

@@ -132,15 +132,16 @@ def runs_csv(directory: Path, study: str) -> Path:
     return Path(directory) / f"{study}_runs.csv"
 
 
-def write_runs(table: pd.DataFrame, path: Path) -> Path:
-    """Write the tidy runs (floats at full precision) and return the path."""
+def write_csv(table: pd.DataFrame, path: Path) -> Path:
+    """Write a table of the study (tidy runs or summary; floats at full precision) and
+    return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False)
     return path
 
 
 def read_runs(spec: StudySpec, path: Path) -> pd.DataFrame:
-    """The tidy runs of ``spec`` from a CSV written by :func:`write_runs`; the same table
+    """The tidy runs of ``spec`` from a CSV written by :func:`write_csv`; the same table
     :func:`collect` returned. Raises ValueError if the file is of another study."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     missing = [c for c in ("run_id", "study", *spec.params, "metric", "value") if c not in frame]

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, read_runs, write_runs
+from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, read_runs, write_csv
 from dp2pub.figures.studies import STUDIES
 from tests.figures.conftest import VALUES
 
@@ -33,7 +33,7 @@ def test_collect_gives_one_typed_row_per_run_and_metric(fake_store):
 
 def test_runs_csv_reads_back_to_the_same_table(fake_store, tmp_path):
     table = collect(SPEC, fake_store["uri"])
-    path = write_runs(table, tmp_path / "fo_variance_runs.csv")
+    path = write_csv(table, tmp_path / "fo_variance_runs.csv")
     pd.testing.assert_frame_equal(read_runs(SPEC, path), table)
     with pytest.raises(ValueError, match="not a runs CSV of nb_car"):
         read_runs(STUDIES["nb_car"], path)
