@@ -1,5 +1,6 @@
 # make run   - set up .venv and run the default experiment (GRR on synthetic data, epsilon=1)
-# make test  - set up .venv with the dev extras and run the whole test suite
+# make test  - set up .venv and run the whole test suite
+# make lock  - refresh requirements.lock (exact versions and hashes) from pyproject.toml's ranges
 # make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
 # make gallery - run the five studies (2 joblib workers) and copy their figures to docs/figures
@@ -8,20 +9,32 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.dp2pub-installed
+LOCK   := requirements.lock
 STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
 STUDIES := seed_tables fo_variance dp2pub_adult nb_car kanon_adult
 
-.PHONY: run test ui bench gallery venv clean
+.PHONY: run test ui bench gallery venv lock clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The environment is the lock file's exact versions (hash-checked, no resolution), then
+# dp2pub itself, editable and built offline with the locked setuptools.
+$(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "dp2pub needs Python >= 3.10, found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $@
+
+# Every dependency of dp2pub and its dev extra, resolved for all platforms and Python >= 3.10
+# (uv's universal resolution), pinned with the hashes of every file on the index.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet 'uv>=0.5'
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
+	    --generate-hashes --upgrade --quiet -o $(LOCK)
 
 run: $(STAMP)
 	$(BIN)/dp2pub $(ARGS)

@@ -18,14 +18,14 @@ from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from dp2pub.config import plain_config
+from dp2pub.config import config_dir, plain_config
 from dp2pub.data.errors import DataFileError
 from dp2pub.job import run_job
 from dp2pub.sweep import current_parent
 from dp2pub.tracking import run_tracked, tracking_uri, ui_command
 from dp2pub.validation import ConfigError
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = config_dir()
 
 
 def format_results(metrics: dict[str, float]) -> str:
@@ -58,20 +58,36 @@ class JobFailed(Exception):
     jobs of the sweep still run, and the sweep exits non-zero at the end."""
 
 
+def config_dirs(argv: list[str]) -> list[Path]:
+    """dp2pub's config directory and any added with Hydra's ``--config-dir``/``-cd``."""
+    dirs = [CONF_DIR]
+    for i, arg in enumerate(argv):
+        if arg in ("-cd", "--config-dir") and i + 1 < len(argv):
+            dirs.append(Path(argv[i + 1]).expanduser())
+        elif arg.startswith("--config-dir="):
+            dirs.append(Path(arg.split("=", 1)[1]).expanduser())
+    return dirs
+
+
 def check_group_options(argv: list[str]) -> None:
     """Refuse an unknown option of one of dp2pub's config groups (``dataset=nosuchdata``,
     also inside a sweep list) with a ConfigError that lists the available options, before
-    Hydra composes anything. Other overrides are left to Hydra."""
+    Hydra composes anything. The options are the files of the group in dp2pub's config
+    directory and in any ``--config-dir``; with an added ``hydra.searchpath`` (which may name
+    packages) the check is left to Hydra, as are all other overrides."""
     candidates = [arg for arg in argv if "=" in arg and not arg.startswith("-")]
     try:
         overrides = OverridesParser.create().parse_overrides(candidates)
     except HydraException:
         return  # Hydra reports syntax errors itself
+    if any(override.key_or_group == "hydra.searchpath" for override in overrides):
+        return
+    dirs = config_dirs(argv)
     for override in overrides:
-        folder = CONF_DIR / override.key_or_group
-        if override.package or override.is_delete() or not folder.is_dir() or override.key_or_group.startswith("hydra"):
+        folders = [d / override.key_or_group for d in dirs if (d / override.key_or_group).is_dir()]
+        if override.package or override.is_delete() or not folders or override.key_or_group.startswith("hydra"):
             continue
-        options = sorted(path.stem for path in folder.glob("*.yaml"))
+        options = sorted({path.stem for folder in folders for path in folder.glob("*.yaml")})
         try:
             values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [
                 override.get_value_element_as_str()]

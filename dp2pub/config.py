@@ -1,11 +1,28 @@
-"""The composed Hydra config as the plain dict that :func:`dp2pub.job.run_job` takes."""
+"""Where the config files are, and the composed Hydra config as the plain dict that
+:func:`dp2pub.job.run_job` takes."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
 
 from dp2pub.validation import ConfigError
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def config_dir() -> Path:
+    """The directory of ``config.yaml`` and its groups.
+
+    In a source checkout (and an editable install) it is the top-level ``conf/``, the one
+    users read and edit. A wheel carries the same files as ``dp2pub/conf/`` (pyproject.toml
+    maps the package ``dp2pub.conf`` to ``conf/``); where that copy exists it is the one used
+    (a source checkout has none). ``dp2pub --info searchpath`` prints the one in use.
+    """
+    packaged = _PACKAGE / "conf"
+    return packaged if (packaged / "config.yaml").is_file() else _PACKAGE.parent / "conf"
 
 
 def resolve(cfg: DictConfig) -> dict:

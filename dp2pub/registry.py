@@ -6,6 +6,7 @@ is a plain function of the entry's keys, so the same objects can be built withou
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 
 from dp2pub.data.adult import load_adult
 from dp2pub.data.car import load_car
+from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
@@ -31,6 +33,11 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "synthetic_bn": make_synthetic_bn,
     "car": load_car,
     "adult": load_adult,
+    # the PrivBayes benchmark tables (adult15: their 15-attribute Adult)
+    "nltcs": functools.partial(load_privbayes, "nltcs"),
+    "acs": functools.partial(load_privbayes, "acs"),
+    "br2000": functools.partial(load_privbayes, "br2000"),
+    "adult15": functools.partial(load_privbayes, "adult"),
 }
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh", "rappor")},
@@ -71,8 +78,8 @@ def build_dataset(
     cache_dir: str | None = None,
 ) -> Dataset:
     """The dataset described by a ``dataset`` config entry: drawn with ``rng`` if random, read
-    from ``data_dir`` (``paths.data_dir``; None: see :func:`dp2pub.data.files.search_dirs`) if
-    real, downloads going to ``cache_dir`` (``paths.cache_dir``). Each builder gets only the
+    from ``data_dir`` (``paths.data_dir``; None: DP2PUB_DATA_DIR, else the packaged copies, see
+    :func:`dp2pub.data.files.open_data_files`) if real, downloads going to ``cache_dir`` (``paths.cache_dir``). Each builder gets only the
     ones among ``rng``, ``data_dir``, ``cache_dir`` that it takes."""
     return _build("dataset", DATASETS, cfg, rng=rng, data_dir=data_dir, cache_dir=cache_dir)
 

@@ -22,6 +22,7 @@ import mlflow
 import yaml
 
 from dp2pub.job import JobResult
+from dp2pub.environment import environment_tags
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.validation import ConfigError, check_bool
@@ -88,8 +89,9 @@ def _git_commit() -> str | None:
 
 
 def run_tags(overrides: list[str]) -> dict[str, str]:
-    """Provenance tags of a run: the Hydra overrides, the git commit, package versions."""
-    tags = {"hydra_overrides": " ".join(overrides), **process_tags()}
+    """Provenance tags of a run: the Hydra overrides, the git commit, package versions, and
+    the lock file and environment hashes (:func:`dp2pub.environment.environment_tags`)."""
+    tags = {"hydra_overrides": " ".join(overrides), **process_tags(), **environment_tags()}
     commit = _git_commit()
     if commit:
         tags["mlflow.source.git.commit"] = commit

@@ -13,6 +13,10 @@ from hydra import compose, initialize_config_dir
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "conf"
 
+# The tests read the data packaged with dp2pub; a developer's own DP2PUB_DATA_DIR would
+# silently replace it (the tests of that variable set it themselves).
+os.environ.pop("DP2PUB_DATA_DIR", None)
+
 
 @pytest.fixture(scope="session")
 def store(tmp_path_factory) -> str:

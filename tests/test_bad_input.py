@@ -12,7 +12,7 @@ BAD_COMMAND_LINES = [
     (["epsilon=nan"], "epsilon=nan is invalid: expected a finite number > 0"),
     (["epsilon=inf"], "epsilon=inf is invalid: expected a finite number > 0"),
     (["epsilon=abc"], "epsilon='abc' is invalid: expected a finite number > 0"),
-    (["dataset=nosuchdata"], "dataset='nosuchdata' is invalid: expected one of adult, car, synthetic, synthetic_bn"),
+    (["dataset=nosuchdata"], "dataset='nosuchdata' is invalid: expected one of acs, adult, adult15, br2000, car, nltcs, synthetic, synthetic_bn, synthetic_bn_tree"),
     (["mechanism=nosuchmech"], "mechanism='nosuchmech' is invalid: expected one of dp2pub, grr"),
     (["dataset.n=0"], "dataset.n=0 is invalid: expected an integer >= 1"),
     (["dataset.d=0"], "dataset.d=0 is invalid: expected an integer >= 1"),
@@ -25,7 +25,7 @@ BAD_COMMAND_LINES = [
      "mechanism.k=5000 is invalid: expected an integer in [1, 1209] (the number of records)"),
     (["mechanism=dp2pub", "mechanism.degree=-1"], "mechanism.degree=-1 is invalid: expected an integer >= 1"),
     (["seed=-5"], "seed=-5 is invalid: expected an integer >= 0"),
-    (["-m", "dataset=car,nosuchdata"], "dataset='nosuchdata' is invalid: expected one of adult, car"),
+    (["-m", "dataset=car,nosuchdata"], "dataset='nosuchdata' is invalid: expected one of acs, adult, adult15, br2000, car"),
 ]
 
 

@@ -1,5 +1,7 @@
 """End to end: the Hydra app writes MLflow runs that can be read back."""
 
+import hashlib
+
 import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
@@ -7,7 +9,7 @@ from omegaconf import OmegaConf
 
 from dp2pub.cli import execute
 from dp2pub.validation import ConfigError
-from tests.conftest import compose_config, run_cli, runs_in
+from tests.conftest import ROOT, compose_config, run_cli, runs_in
 from tests.test_job import BAD
 
 CONTRACT = ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
@@ -29,6 +31,9 @@ def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
     assert run.data.params["dataset.name"] == "synthetic" and run.data.params["mechanism.name"] == "grr"
     assert run.data.tags["hydra_overrides"].startswith("epsilon=2 seed=3")
     assert "version.numpy" in run.data.tags
+    lock = hashlib.sha256((ROOT / "requirements.lock").read_bytes()).hexdigest()
+    assert run.data.tags["dp2pub.lock_sha256"] == lock and len(run.data.tags["dp2pub.env_sha256"]) == 64
+    assert run.data.tags["dp2pub.env_matches_lock"] in ("true", "false")
     artifacts = {a.path for a in MlflowClient(uri).list_artifacts(run.info.run_id)}
     assert {"config.yaml", "per_attribute_metrics.csv", "budget_ledger.csv", "published.csv.gz"} <= artifacts
     assert (tmp_path / "out" / "hydra").is_dir()
@@ -89,3 +94,15 @@ def test_mlflow_tracking_uri_environment_variable_selects_the_store(tmp_path, mo
     (run,) = runs_in(uri, "env")
     assert run.info.status == "FINISHED"
     assert OmegaConf.select(cfg, "tracking.uri") is None
+
+
+def test_a_users_config_dir_adds_group_options(tmp_path):
+    mine = tmp_path / "myconf" / "dataset"
+    mine.mkdir(parents=True)
+    (mine / "tiny.yaml").write_text("name: synthetic\nn: 50\nd: 2\nk_min: 2\nk_max: 3\nseed: null\n")
+    done = run_cli(["-cd", str(tmp_path / "myconf"), "dataset=tiny", "--cfg", "job"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert OmegaConf.create(done.stdout).dataset.n == 50
+    refused = run_cli([f"--config-dir={tmp_path / 'myconf'}", "dataset=tinyy"], cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "dataset='tinyy' is invalid: expected one of" in refused.stderr and ", tiny" in refused.stderr

@@ -34,7 +34,7 @@ from dp2pub.data.binning import Bins
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.delimited import Fields, encode_column, integer_column, read_fields
 from dp2pub.data.domain import Domain
-from dp2pub.data.files import UCI_SHA256, UCI_URL, locate, verify_sha256
+from dp2pub.data.files import UCI_URL, DataFile, open_data_files
 from dp2pub.validation import check_bool
 
 TRAIN_FILE, TEST_FILE = "adult.data", "adult.test"
@@ -129,16 +129,16 @@ def _strip_dot(texts: pd.Index) -> pd.Index:
     return texts.str.removesuffix(".")
 
 
-def parse_adult(train_path: str | Path, test_path: str | Path) -> Dataset:
+def parse_adult(train: DataFile | str | Path, test: DataFile | str | Path) -> Dataset:
     """Encode an adult.data-format and an adult.test-format file into one Dataset."""
-    return _parse(Path(train_path), Path(test_path))[0]
+    return _parse(train, test)[0]
 
 
-def _parse(train_path: Path, test_path: Path) -> tuple[Dataset, list[int]]:
+def _parse(train: DataFile | str | Path, test: DataFile | str | Path) -> tuple[Dataset, list[int]]:
     """The Dataset and the last line read of each file."""
     parts, last_lines = [], []
-    for path, is_test in ((train_path, False), (test_path, True)):
-        fields = read_fields(path, len(FIELDS), numeric=NUMERIC)
+    for source, is_test in ((train, False), (test, True)):
+        fields = read_fields(source, len(FIELDS), numeric=NUMERIC)
         parts.append(encode_adult_fields(fields, test_file=is_test))
         last_lines.append(int(fields.lines[-1]))
     is_test = np.repeat([False, True], [len(p) for p in parts])
@@ -162,22 +162,24 @@ def load_adult(
     ``is_test`` marking the 15060 records of adult.test.
 
     Args:
-        data_dir: directory holding adult.data and adult.test
-            (see :func:`dp2pub.data.files.search_dirs`).
+        data_dir: a directory holding your own adult.data and adult.test (plain or .gz);
+            None: DP2PUB_DATA_DIR if set, else the copies packaged with dp2pub
+            (see :func:`dp2pub.data.files.open_data_files`).
         cache_dir: where ``download`` puts the files (``<cache_dir>/uci``).
-        verify_checksum: refuse files whose SHA-256 differ from the UCI originals.
-        download: fetch missing files from ``url_base``.
+        verify_checksum: refuse files whose SHA-256 differ from the UCI originals (the
+            packaged copies are always checked).
+        download: without ``data_dir``, fetch the files from ``url_base`` into the cache
+            instead of using the packaged copies.
         url_base: the archive folder to download from.
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")
-    paths = locate([TRAIN_FILE, TEST_FILE], data_dir, download=download, url_base=url_base,
-                   cache_dir=cache_dir)
-    data, last_lines = _parse(paths[TRAIN_FILE], paths[TEST_FILE])
-    if verify_checksum:  # after parsing, so that a bad line is reported as such
-        n_test = int(data.is_test.sum())
-        for name, records, expected, last in ((TRAIN_FILE, data.n - n_test, N_TRAIN, last_lines[0]),
-                                              (TEST_FILE, n_test, N_TEST, last_lines[1])):
-            verify_sha256(paths[name], UCI_SHA256[name], f"{records} complete records up to line "
-                          f"{last}, the original has {expected}")
+    files = open_data_files([TRAIN_FILE, TEST_FILE], data_dir, download=download, url_base=url_base,
+                            cache_dir=cache_dir)
+    data, last_lines = _parse(files[TRAIN_FILE], files[TEST_FILE])
+    n_test = int(data.is_test.sum())
+    for name, records, expected, last in ((TRAIN_FILE, data.n - n_test, N_TRAIN, last_lines[0]),
+                                          (TEST_FILE, n_test, N_TEST, last_lines[1])):
+        files[name].check(verify_checksum, f"{records} complete records up to line {last}, "
+                                           f"the original has {expected}")
     return data

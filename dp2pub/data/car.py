@@ -20,7 +20,7 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.delimited import Fields, encode_column, read_fields
 from dp2pub.data.domain import Domain
-from dp2pub.data.files import UCI_SHA256, UCI_URL, locate, verify_sha256
+from dp2pub.data.files import UCI_URL, DataFile, open_data_files
 from dp2pub.validation import check_bool
 
 FILENAME = "car.data"
@@ -40,7 +40,7 @@ TARGET = "class"
 N_RECORDS = 1728
 
 
-def parse_car(path: str | Path) -> Dataset:
+def parse_car(path: DataFile | str | Path) -> Dataset:
     """Encode a file in the format of ``car.data`` (7 comma-separated fields, no header).
 
     Raises:
@@ -69,19 +69,21 @@ def load_car(
     """UCI Car Evaluation as a Dataset of 1728 records over 7 attributes, target ``class``.
 
     Args:
-        data_dir: directory holding ``car.data`` (see :func:`dp2pub.data.files.search_dirs`).
+        data_dir: a directory holding your own ``car.data`` (plain or .gz); None:
+            DP2PUB_DATA_DIR if set, else the copy packaged with dp2pub
+            (see :func:`dp2pub.data.files.open_data_files`).
         cache_dir: where ``download`` puts the file (``<cache_dir>/uci``).
-        verify_checksum: refuse a file whose SHA-256 differs from the UCI original.
-        download: fetch ``car.data`` from ``url_base`` when it is not in the data directory.
+        verify_checksum: refuse a file whose SHA-256 differs from the UCI original (the
+            packaged copy is always checked).
+        download: without ``data_dir``, fetch ``car.data`` from ``url_base`` into the cache
+            instead of using the packaged copy.
         url_base: the archive folder to download from.
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")
-    found = locate([FILENAME], data_dir, download=download, url_base=url_base, cache_dir=cache_dir)
-    path = found[FILENAME]
-    fields = read_fields(path, len(CAR_DOMAIN))
+    file = open_data_files([FILENAME], data_dir, download=download, url_base=url_base,
+                           cache_dir=cache_dir)[FILENAME]
+    fields = read_fields(file, len(CAR_DOMAIN))
     data = encode_car(fields)
-    if verify_checksum:
-        read = f"{data.n} records ending at line {fields.lines[-1]}, the original has {N_RECORDS}"
-        verify_sha256(path, UCI_SHA256[FILENAME], read)
+    file.check(verify_checksum, f"{data.n} records ending at line {fields.lines[-1]}, the original has {N_RECORDS}")
     return data

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dp2pub.data.errors import DataFileError
+from dp2pub.data.files import DataFile
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[ord(" "), ord("\t"), ord("\r")]] = True
@@ -86,20 +87,29 @@ def _blank(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, candidates: np
     return blank
 
 
-def read_fields(path: str | Path, n_fields: int, numeric: Sequence[int] = (), sep: str = ",") -> Fields:
-    """Read a headerless delimited file whose every data line has exactly ``n_fields`` fields.
+def read_fields(
+    source: DataFile | str | Path,
+    n_fields: int,
+    numeric: Sequence[int] = (),
+    sep: str = ",",
+    header: Sequence[str] | None = None,
+) -> Fields:
+    """Read a delimited file whose every data line has exactly ``n_fields`` fields.
 
-    Blank (whitespace-only) lines are skipped wherever they are; leading lines starting with
-    ``|`` are a banner and skipped. Spaces after a separator are dropped (adult uses ``", "``);
+    ``source`` is a :class:`DataFile` or a path (``.gz`` is uncompressed). Blank
+    (whitespace-only) lines are skipped wherever they are; leading lines starting with
+    ``|`` are a banner and skipped. With ``header``, the first other line must hold exactly
+    these field names and is skipped. Spaces after a separator are dropped (adult uses ``", "``);
     quotes have no meaning. Columns listed in ``numeric`` are parsed as integers where they
     all are; the others become categoricals of their exact text.
 
     Raises:
-        DataFileError: naming ``path`` and the 1-based line of the first line that is not
-            UTF-8 or has another number of fields, or if the file has no data line.
+        DataFileError: naming the file and the 1-based line of the first line that is not
+            UTF-8, has another number of fields or is not the expected header, or if the file
+            has no data line.
     """
-    path = Path(path)
-    raw = path.read_bytes()
+    file = source if isinstance(source, DataFile) else DataFile.read(source)
+    path, raw = file.path, file.raw
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -116,6 +126,8 @@ def read_fields(path: str | Path, n_fields: int, numeric: Sequence[int] = (), se
     # the banner: the leading run of "|" lines (blank lines may sit among them)
     banner = np.cumprod(is_bar | blank).astype(bool) & is_bar
     data = ~blank & ~banner
+    if header is not None:
+        _check_header(path, raw, starts, ends, data, list(header), sep)
     data_lines = np.flatnonzero(data) + 1
     if data_lines.size == 0:
         raise DataFileError(path, "no data rows (empty or truncated file)")
@@ -135,6 +147,20 @@ def read_fields(path: str | Path, n_fields: int, numeric: Sequence[int] = (), se
     if len(frame) != data_lines.size:  # a guard: the scan and the parser must agree
         raise DataFileError(path, f"parsed {len(frame)} rows but found {data_lines.size} data lines")
     return Fields(path, frame, data_lines)
+
+
+def _check_header(path: Path, raw: bytes, starts: np.ndarray, ends: np.ndarray, data: np.ndarray,
+                  header: list[str], sep: str) -> None:
+    """Check that the first data line is ``header`` and mark it as not data (in place)."""
+    first = np.flatnonzero(data)
+    if first.size == 0:
+        raise DataFileError(path, "no header line (empty or truncated file)")
+    i = int(first[0])
+    found = raw[starts[i]:ends[i]].decode("utf-8").rstrip("\r")
+    if [field.strip() for field in found.split(sep)] != header:
+        shown = sep.join(header)
+        raise DataFileError(path, f"expected the header {shown[:60]!r}, found {found[:60]!r}", i + 1)
+    data[i] = False
 
 
 def encode_column(

@@ -1,66 +1,160 @@
-"""Where the real data files are, whether they are the UCI originals, and fetching them.
+"""The real data files: the copies packaged with dp2pub, a user's own copies, and downloads.
 
-The data directory is ``paths.data_dir`` in the config, which defaults to the environment
-variable ``DP2PUB_DATA_DIR``. When neither is set, :func:`search_dirs` looks in ``./data``
-(working directory), ``<project>/data`` and ``<project>/../shared/data`` (the workplace's
-shared copy), in that order. Files are never written into a data directory: downloads (only
-with ``dataset.download=true``) go to ``<cache_dir>/uci`` and are kept only if their SHA-256
-matches the UCI original.
+Every real dataset travels inside the package, gzip-compressed, under
+``dp2pub/data/packaged/`` (the layout of :data:`SHA256`: ``adult.data``,
+``privbayes/nltcs.csv``, ...); ``NOTICE`` at the top of the repository names each file's
+source, citation and license. Where the bytes come from, in order:
 
-The sums are those of the UCI Machine Learning Repository distributions (Becker & Kohavi
-1996, doi:10.24432/C5XW20; Bohanec 1997, doi:10.24432/C5JP48) as listed in
-``../shared/data/README.md``.
+1. ``paths.data_dir`` in the config, else the environment variable ``DP2PUB_DATA_DIR``: a
+   directory holding the same files under the same relative paths, plain or ``.gz``
+   (a user's own copy, or another version of the files: the checksum check says which file
+   differs). Nothing else is searched when one is set.
+2. ``dataset.download=true`` (UCI files only): fetched from the UCI archive into
+   ``<cache_dir>/uci`` and kept only if its SHA-256 matches.
+3. Otherwise the packaged copy.
+
+Every file is checked against the SHA-256 of the original (of the uncompressed bytes, so the
+packaged copy, a user's plain copy and a download are checked alike). A user's copy may skip
+the check (``dataset.verify_checksum=false``); a packaged copy is always checked, and a
+damaged one is reported as a broken install. Nothing is ever written into a data directory.
+
+gzip rather than xz: every Python has zlib, while ``lzma`` is missing from Pythons built
+without liblzma; the whole packaged set is 1.6 MB with gzip -9 (1.2 MB with xz).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from dp2pub.data.errors import DataFileError, DataNotFoundError
 
 ENV_VAR = "DP2PUB_DATA_DIR"
+#: The packaged copies: ``<PACKAGED_DIR>/<name>.gz`` for every name of :data:`SHA256`.
+PACKAGED_DIR = Path(__file__).resolve().parent / "packaged"
+REINSTALL = "the installed dp2pub is damaged: reinstall it (pip install --force-reinstall dp2pub)"
 
-#: SHA-256 of the UCI originals (../shared/data/README.md).
-UCI_SHA256: dict[str, str] = {
+#: SHA-256 of each original file (uncompressed), by its path in a data directory.
+SHA256: dict[str, str] = {
+    # UCI Adult (Becker & Kohavi 1996) and Car Evaluation (Bohanec 1997)
     "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
     "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
     "adult.names": "c248284c0b5de30c9e1958d6cdd168a34a654758b620e68f46aefa83fc0a576a",
     "car.data": "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83",
     "car.names": "9835ccf47cdbd111577adc50000d6d247f71a31fd6ef84bf25181449685d22bd",
+    # the PrivBayes benchmark tables, as preprocessed by PrivMRF (Apache-2.0)
+    "privbayes/nltcs.csv": "31d23617ba74786d2d163c9c31a841e11e5a5f5f8266918d8021ec4e562684b4",
+    "privbayes/nltcs.json": "eb398738ce3a006924c79a3849824f791510713ec30cd258b59e13bd5538f8cf",
+    "privbayes/nltcs_int_to_str.json": "46c34d5d35d3a5d8d7dec4454522ba7bd6bfa2cf77288225074cd3aac7055f66",
+    "privbayes/acs.csv": "89e337a3431f9b3f76d84142cb048495fec93ff10018b1f38b25a19491582cc8",
+    "privbayes/acs.json": "153ce7fa936e7c6a8bb70205ae5203dc028f8896cacab12e43e9e874eef7eb15",
+    "privbayes/acs_int_to_str.json": "bdec50d59a927b8fe5c09fc6d6f762acbc1cc20884aefbf1ec8a282b48681c15",
+    "privbayes/br2000.csv": "a08ae196bd1facefe86039524c628b3d94bc08d1d1408fc7afc5684f03044104",
+    "privbayes/br2000.json": "1e285a611e3ded08366f237df1d669285ba1a79a55fb5e874884e94bd1c28f70",
+    "privbayes/br2000_int_to_str.json": "0141c1cba2723595d5b2a91d88314ae2780340cf252999ee9394178657b1272c",
+    "privbayes/adult.csv": "b150d694898d13d8c8ff916d481ca4e8a985ab5e03b7cfbc33ac5aa3802a9419",
+    "privbayes/adult.json": "00c5d976f97ac55c1b7f617726f5362691ab4e0831c2befe3530665363f92323",
+    "privbayes/adult_int_to_str.json": "fb5c979db55e9ceb038bd4416b679cf1d3eb248121380858bc45cc419bfbf95c",
+    # UCI Mushroom, Nursery, Chess (King-Rook vs King-Pawn) and Connect-4
+    "uci-nb/agaricus-lepiota.data": "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e",
+    "uci-nb/agaricus-lepiota.names": "79e440566900901a5900febc1f3c9659e3746e306a5fa1aed4d084a1e4da76fd",
+    "uci-nb/nursery.data": "8e0389c3dd37590248a921c2726d869ee96b817761a35eb8416afa24f31f931d",
+    "uci-nb/nursery.names": "f18db269d8300cb47f9caf01a5e5513e23c8fa6ba647cfecb0e3af04790f5467",
+    "uci-nb/kr-vs-kp.data": "70a5540902b4063d3977d3e820ac5b9fe5624eb5d93709eee5d50d7a94fca205",
+    "uci-nb/kr-vs-kp.names": "491da0e0a8756fb8553c62d7eb3bd95333db1ccd5c62819f0e43f92aad614d72",
+    "uci-nb/connect-4.data": "063152e6eadbb424c7ef4645df76e493a43812edd9c992400983da4fa54f8cba",
+    "uci-nb/connect-4.names": "dc366b892f457153057eb51e9f10b1e76cca02a71e4198481d3abbc95293653f",
 }
 
-#: Where the UCI archive serves each dataset's files.
+#: Where the UCI archive serves each dataset's files (``dataset.download=true``).
 UCI_URL: dict[str, str] = {
     "adult": "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/",
     "car": "https://archive.ics.uci.edu/ml/machine-learning-databases/car/",
 }
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+@dataclass(frozen=True)
+class DataFile:
+    """The uncompressed bytes of one data file.
+
+    Attributes:
+        name: its path in a data directory, a key of :data:`SHA256` (``privbayes/acs.csv``).
+        path: the file read (``.gz`` for a compressed copy); messages name it.
+        raw: the uncompressed contents.
+        packaged: whether it is the copy packaged with dp2pub.
+    """
+
+    name: str
+    path: Path
+    raw: bytes
+    packaged: bool = False
+
+    @classmethod
+    def read(cls, path: str | Path, name: str | None = None, packaged: bool = False) -> DataFile:
+        """Read ``path``, uncompressing it if its name ends in ``.gz``.
+
+        Raises:
+            DataFileError: naming the file if it cannot be read or is not valid gzip.
+        """
+        path = Path(path)
+        name = name if name is not None else path.name.removesuffix(".gz")
+        remedy = REINSTALL if packaged else "replace it"
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            raise DataFileError(path, f"cannot be read ({error.strerror or error}); {remedy}") from None
+        if path.suffix == ".gz":
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError, zlib.error) as error:
+                raise DataFileError(path, f"is not a complete gzip file ({error}); {remedy}") from None
+        return cls(name, path, raw, packaged)
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of the uncompressed bytes."""
+        return hashlib.sha256(self.raw).hexdigest()
+
+    def verify(self, detail: str = "") -> None:
+        """Check the bytes against the original's SHA-256 in :data:`SHA256`.
+
+        ``detail`` (such as the records read and the last line) is added to the message.
+
+        Raises:
+            DataFileError: naming the file, the expected and the found SHA-256, and what to do
+                (a damaged packaged copy: reinstall; a user's copy: replace it or skip the
+                check).
+        """
+        expected, actual = SHA256[self.name], self.sha256
+        if actual == expected:
+            return
+        extra = f"; {detail}" if detail else ""
+        remedy = REINSTALL if self.packaged else (
+            "an altered or truncated copy: replace it, or set dataset.verify_checksum=false to load it anyway")
+        raise DataFileError(self.path, f"SHA-256 {actual} differs from the original's {expected}{extra}; {remedy}")
+
+    def check(self, verify_checksum: bool, detail: str = "") -> None:
+        """After parsing, :meth:`verify` a user's copy or a download unless ``verify_checksum``
+        is false (a packaged copy was verified when read, see :func:`packaged`)."""
+        if verify_checksum and not self.packaged:
+            self.verify(detail)
 
 
-def default_data_dirs() -> list[Path]:
-    """The directories searched when neither ``paths.data_dir`` nor DP2PUB_DATA_DIR is set."""
-    candidates = [Path.cwd() / "data", PROJECT_ROOT / "data", PROJECT_ROOT.parent / "shared" / "data"]
-    unique: list[Path] = []
-    for candidate in (c.resolve() for c in candidates):
-        if candidate not in unique:
-            unique.append(candidate)
-    return unique
-
-
-def search_dirs(data_dir: str | Path | None) -> list[Path]:
-    """The directories to look in: ``data_dir`` alone if given, else DP2PUB_DATA_DIR alone if
-    set, else :func:`default_data_dirs`. Relative paths are taken from the working directory."""
+def user_data_dir(data_dir: str | Path | None) -> Path | None:
+    """The directory given by ``data_dir`` (``paths.data_dir``), else by DP2PUB_DATA_DIR, else
+    None (use the packaged copies). Relative paths are taken from the working directory."""
     for given in (data_dir, os.environ.get(ENV_VAR)):
         if given is not None and str(given).strip():
-            return [Path(given).expanduser().resolve()]
-    return default_data_dirs()
+            return Path(given).expanduser().resolve()
+    return None
 
 
 def default_cache_dir() -> Path:
@@ -70,27 +164,12 @@ def default_cache_dir() -> Path:
 
 
 def sha256_of(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
+    """Hex SHA-256 of a file's bytes (as stored, not uncompressed)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def verify_sha256(path: str | Path, expected: str, detail: str = "", actual: str | None = None) -> str:
-    """Return the file's SHA-256 if it is ``expected``, else raise DataFileError naming the
-    file (``detail``, such as the record count read, is added to the message). ``actual`` is
-    the sum if already computed."""
-    actual = actual or sha256_of(path)
-    if actual != expected:
-        extra = f"; {detail}" if detail else ""
-        raise DataFileError(
-            path,
-            f"SHA-256 {actual} differs from the UCI original's {expected}{extra} (altered or "
-            "truncated copy: replace it, or set dataset.verify_checksum=false to load it anyway)",
-        )
-    return actual
 
 
 def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> Path:
@@ -109,8 +188,8 @@ def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> 
             shutil.copyfileobj(response, out)
     except (urllib.error.URLError, OSError, ValueError) as error:
         part.unlink(missing_ok=True)
-        raise DataFileError(url, f"download failed ({error}); provide the file yourself "
-                                 f"(set DP2PUB_DATA_DIR or paths.data_dir)") from None
+        raise DataFileError(url, f"download failed ({error}); leave dataset.download=false to use the "
+                                 f"copy packaged with dp2pub, or set DP2PUB_DATA_DIR or paths.data_dir") from None
     actual = sha256_of(part)
     if actual != expected_sha256:
         part.unlink(missing_ok=True)
@@ -120,38 +199,72 @@ def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> 
     return dest
 
 
-def locate(
-    filenames: Sequence[str],
-    data_dir: str | Path | None,
+def _from_directory(names: Sequence[str], folder: Path) -> dict[str, DataFile]:
+    """The files ``names`` from a user's data directory, each plain or ``.gz``."""
+    found: dict[str, Path] = {}
+    for name in names:
+        for candidate in (folder / name, folder / f"{name}.gz"):
+            if candidate.is_file():
+                found[name] = candidate
+                break
+    missing = [name for name in names if name not in found]
+    if missing:
+        hint = ("put the files there (plain or .gz, same relative paths), or unset paths.data_dir "
+                f"and {ENV_VAR} to use the copies packaged with dp2pub")
+        raise DataNotFoundError(", ".join(missing), [folder], hint)
+    return {name: DataFile.read(found[name], name) for name in names}
+
+
+def _download(names: Sequence[str], url_base: str, cache_dir: str | Path | None) -> dict[str, DataFile]:
+    """The files ``names`` from ``<cache_dir>/uci``, fetched from ``url_base`` if missing."""
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    target = cache.expanduser().resolve() / "uci"
+    for name in names:
+        if not (target / name).is_file():
+            fetch(url_base.rstrip("/") + "/" + name, target / name, SHA256[name])
+    return {name: DataFile.read(target / name, name) for name in names}
+
+
+def packaged(name: str) -> DataFile:
+    """The copy of ``name`` packaged with dp2pub, verified against its SHA-256.
+
+    Raises:
+        DataFileError: if the install lacks it, or it is not valid gzip, or its bytes differ
+            from the original's (each time: reinstall).
+    """
+    path = PACKAGED_DIR / f"{name}.gz"
+    if not path.is_file():
+        raise DataFileError(path, f"missing; {REINSTALL}")
+    file = DataFile.read(path, name, packaged=True)
+    file.verify()
+    return file
+
+
+def open_data_files(
+    names: Sequence[str],
+    data_dir: str | Path | None = None,
     *,
     download: bool = False,
     url_base: str | None = None,
     cache_dir: str | Path | None = None,
-) -> dict[str, Path]:
-    """Paths of ``filenames``, all from one directory.
-
-    Looks in :func:`search_dirs` ``(data_dir)``; with ``download`` also in ``<cache_dir>/uci``,
-    and fetches what is missing there from ``url_base`` (verified against :data:`UCI_SHA256`).
+) -> dict[str, DataFile]:
+    """The files ``names`` (keys of :data:`SHA256`), all from one place: the user's data
+    directory if one is set (:func:`user_data_dir`), else a download with ``download``, else
+    the packaged copies. Only packaged copies are verified here; the caller checks the others
+    after parsing them (:meth:`DataFile.check`), so that a bad line is reported as such.
 
     Raises:
-        DataNotFoundError: naming every directory searched and how to provide the files.
-        DataFileError: if a download fails or does not match its checksum.
+        DataNotFoundError: naming the user's directory and the files it lacks.
+        DataFileError: if a file cannot be read, a download fails, or the install is damaged.
     """
-    dirs = search_dirs(data_dir)
-    for folder in dirs:
-        if all((folder / name).is_file() for name in filenames):
-            return {name: folder / name for name in filenames}
+    unknown = [name for name in names if name not in SHA256]
+    if unknown:
+        raise KeyError(f"not a known data file: {unknown[0]!r}")
+    folder = user_data_dir(data_dir)
+    if folder is not None:
+        return _from_directory(names, folder)
     if download:
         if url_base is None:
             raise ValueError("download=True needs url_base")
-        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        target = cache.expanduser().resolve() / "uci"
-        for name in filenames:
-            if not (target / name).is_file():
-                fetch(url_base.rstrip("/") + "/" + name, target / name, UCI_SHA256[name])
-        return {name: target / name for name in filenames}
-    hint = (
-        f"put the UCI files there, or set DP2PUB_DATA_DIR or paths.data_dir to the directory "
-        f"that holds them (or set dataset.download=true to fetch them from {url_base or 'UCI'})"
-    )
-    raise DataNotFoundError(", ".join(filenames), dirs, hint)
+        return _download(names, url_base, cache_dir)
+    return {name: packaged(name) for name in names}

@@ -16,8 +16,13 @@ DOCS = ROOT / "docs" / "datasets.md"
 
 
 @pytest.fixture(scope="module")
-def adult(uci_dir):
-    return load_adult(uci_dir)
+def adult():
+    return load_adult()  # the packaged copy
+
+
+def test_a_users_own_copy_gives_the_same_table(adult, uci_dir):
+    own = load_adult(uci_dir)
+    assert np.array_equal(own.codes, adult.codes) and np.array_equal(own.is_test, adult.is_test)
 
 
 def test_sizes_split_and_target(adult):
@@ -39,7 +44,7 @@ def test_income_balance_matches_the_files_minus_incomplete_rows(adult):
 
 
 def test_raw_label_counts_match_the_data_readme(uci_dir):
-    # ../shared/data/README.md: adult.data 24720 / 7841, adult.test 12435 / 3846 (with "?" rows)
+    # NOTICE / docs/datasets.md: adult.data 24720 / 7841, adult.test 12435 / 3846 (with "?" rows)
     for name, expected in (("adult.data", {"<=50K": 24720, ">50K": 7841}),
                            ("adult.test", {"<=50K.": 12435, ">50K.": 3846})):
         fields = read_fields(uci_dir / name, len(FIELDS), numeric=NUMERIC)

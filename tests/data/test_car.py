@@ -1,5 +1,6 @@
 """UCI Car Evaluation: sizes, domains in car.names order, class balance, bad files."""
 
+import gzip
 import re
 
 import numpy as np
@@ -12,8 +13,14 @@ CLASS_COUNTS = {"unacc": 1210, "acc": 384, "good": 69, "vgood": 65}  # car.names
 
 
 @pytest.fixture(scope="module")
-def car(uci_dir):
-    return load_car(uci_dir)
+def car():
+    return load_car()  # the packaged copy
+
+
+def test_a_users_own_copy_plain_or_gzipped_gives_the_same_table(car, uci_dir, tmp_path):
+    assert np.array_equal(load_car(uci_dir).codes, car.codes)
+    (tmp_path / "car.data.gz").write_bytes(gzip.compress((uci_dir / "car.data").read_bytes()))
+    assert np.array_equal(load_car(tmp_path).codes, car.codes)
 
 
 def names_section(text: str, number: int) -> str:

@@ -85,13 +85,13 @@ def test_bad_parameters_are_refused(key, value):
         LDPNaiveBayes(**{key: value})
 
 
-def car(data_dir, *overrides):
-    return run_job(plain(["dataset=car", f"paths.data_dir={data_dir}", "mechanism=ldp_nb", *overrides]))
+def car(*overrides):
+    return run_job(plain(["dataset=car", "mechanism=ldp_nb", *overrides]))
 
 
 @pytest.mark.parametrize("strategy", ["split", "sample"])
-def test_ldp_nb_job_on_car_logs_accuracies_and_spends_epsilon(data_dir, strategy):
-    result = car(data_dir, "epsilon=2", f"mechanism.strategy={strategy}")
+def test_ldp_nb_job_on_car_logs_accuracies_and_spends_epsilon(strategy):
+    result = car("epsilon=2", f"mechanism.strategy={strategy}")
     m = result.metrics
     assert 0 <= m["accuracy_nb"] <= 1 and 0.8 < m["accuracy_nb_baseline"] <= 1
     assert m["epsilon_spent"] == pytest.approx(2.0)
@@ -100,15 +100,15 @@ def test_ldp_nb_job_on_car_logs_accuracies_and_spends_epsilon(data_dir, strategy
     assert (m["n_train"], m["n_test"]) == (1209, 519) and result.published is None
 
 
-def mean_accuracy(data_dir, epsilon, *overrides):
-    runs = [car(data_dir, f"epsilon={epsilon}", f"seed={s}", *overrides).metrics for s in range(3)]
+def mean_accuracy(epsilon, *overrides):
+    runs = [car(f"epsilon={epsilon}", f"seed={s}", *overrides).metrics for s in range(3)]
     return np.mean([r["accuracy_nb"] for r in runs]), np.mean([r["accuracy_nb_baseline"] for r in runs])
 
 
-def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline(data_dir):
-    low, baseline = mean_accuracy(data_dir, 0.5)
-    mid, _ = mean_accuracy(data_dir, 4)
-    high, _ = mean_accuracy(data_dir, 64)
+def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline():
+    low, baseline = mean_accuracy(0.5)
+    mid, _ = mean_accuracy(4)
+    high, _ = mean_accuracy(64)
     assert mid > low + 0.1
     assert high > baseline - 0.05  # the estimator is consistent: no privacy, no loss
 
@@ -117,17 +117,17 @@ def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline(data_dir):
                    "gives eps/7 per report (accuracy ~0.54 at eps=4), and sample's noise-free ceiling is more than "
                    "5 points below (test below; experiments/nb_car_ceiling.py)")
 @pytest.mark.parametrize("strategy", ["split", "sample"])
-def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(data_dir, strategy):
-    acc, baseline = mean_accuracy(data_dir, 4, f"mechanism.strategy={strategy}")
+def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(strategy):
+    acc, baseline = mean_accuracy(4, f"mechanism.strategy={strategy}")
     assert acc >= baseline - 0.05
 
 
-def test_sample_strategy_without_noise_stays_more_than_5_points_below_naive_bayes(data_dir):
+def test_sample_strategy_without_noise_stays_more_than_5_points_below_naive_bayes():
     """Why the criterion above fails for ``sample``: at eps=1000 GRR reports every value
     truthfully, so what is left is the protocol itself (each of the 7 estimates from ~173
     users); no estimator can do better than this with the same reports."""
-    ceiling, baseline = mean_accuracy(data_dir, 1000, "mechanism.strategy=sample")
-    sampled, _ = mean_accuracy(data_dir, 4, "mechanism.strategy=sample")
+    ceiling, baseline = mean_accuracy(1000, "mechanism.strategy=sample")
+    sampled, _ = mean_accuracy(4, "mechanism.strategy=sample")
     assert ceiling < baseline - 0.05
     assert sampled <= ceiling + 0.02  # eps=4 is already close to that ceiling
 

@@ -13,8 +13,8 @@ from dp2pub.validation import ConfigError
 from tests.learn.conftest import plain
 
 
-def car(data_dir, *overrides):
-    return run_job(plain(["dataset=car", f"paths.data_dir={data_dir}", *overrides]))
+def car(*overrides):
+    return run_job(plain(["dataset=car", *overrides]))
 
 
 def assert_accuracies(metrics, models=("logreg", "nb")):
@@ -24,8 +24,8 @@ def assert_accuracies(metrics, models=("logreg", "nb")):
 
 
 @pytest.mark.parametrize("overrides", [["mechanism=grr", "mechanism.estimator=none"], ["mechanism=pram"]])
-def test_ldp_publishers_on_car_publish_only_the_training_part(data_dir, overrides):
-    result = car(data_dir, *overrides, "epsilon=2")
+def test_ldp_publishers_on_car_publish_only_the_training_part(overrides):
+    result = car(*overrides, "epsilon=2")
     m = result.metrics
     assert_accuracies(m)
     assert result.published.n == m["n_train"] == 1209 and m["n_test"] == 519
@@ -33,40 +33,40 @@ def test_ldp_publishers_on_car_publish_only_the_training_part(data_dir, override
     assert m["accuracy_logreg_baseline"] > 0.85  # car is nearly separable for logistic regression
 
 
-def test_more_epsilon_gives_better_classifiers(data_dir):
-    low = car(data_dir, "mechanism=grr", "mechanism.estimator=none", "epsilon=0.5").metrics
-    high = car(data_dir, "mechanism=grr", "mechanism.estimator=none", "epsilon=60").metrics
+def test_more_epsilon_gives_better_classifiers():
+    low = car("mechanism=grr", "mechanism.estimator=none", "epsilon=0.5").metrics
+    high = car("mechanism=grr", "mechanism.estimator=none", "epsilon=60").metrics
     assert high["accuracy_logreg"] == pytest.approx(high["accuracy_logreg_baseline"], abs=0.02)
     assert low["accuracy_logreg"] < high["accuracy_logreg"] - 0.2
 
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
-def test_k_anonymous_tables_are_scored_on_recoded_test_records(data_dir, mechanism):
-    m = car(data_dir, f"mechanism={mechanism}", "mechanism.quasi_identifiers=null", "mechanism.k=5",
+def test_k_anonymous_tables_are_scored_on_recoded_test_records(mechanism):
+    m = car(f"mechanism={mechanism}", "mechanism.quasi_identifiers=null", "mechanism.k=5",
             "metrics.models=[logreg,nb,svm]").metrics
     assert_accuracies(m, ("logreg", "nb", "svm"))
     assert m["accuracy_logreg"] > 0.6
 
 
-def test_frequency_oracles_without_a_table_skip_the_classifiers(data_dir):
-    m = car(data_dir, "mechanism=oue").metrics
+def test_frequency_oracles_without_a_table_skip_the_classifiers():
+    m = car("mechanism=oue").metrics
     assert not any(name.startswith("accuracy_") for name in m)
 
 
-def test_no_models_publish_the_whole_table(data_dir):
-    result = car(data_dir, "metrics.models=[]")
+def test_no_models_publish_the_whole_table():
+    result = car("metrics.models=[]")
     assert result.published.n == 1728 and "n_train" not in result.metrics
 
 
-def test_split_is_stratified_seeded_and_keeps_adults_own_split(data_dir):
-    data = load_car(data_dir)
+def test_split_is_stratified_seeded_and_keeps_adults_own_split():
+    data = load_car()
     train, test = split_train_test(data, 0.3, np.random.default_rng(0))
     again, _ = split_train_test(data, 0.3, np.random.default_rng(0))
     np.testing.assert_array_equal(train.codes, again.codes)
     share = lambda d: np.bincount(d.column("class"), minlength=4) / d.n  # noqa: E731
     np.testing.assert_allclose(share(train), share(test), atol=0.01)
     with pytest.raises(ConfigError, match="metrics.test_size=1.5"):
-        run_job(plain(["dataset=car", f"paths.data_dir={data_dir}", "metrics.test_size=1.5"]))
+        run_job(plain(["dataset=car", "metrics.test_size=1.5"]))
 
 
 def test_unknown_model_is_refused():
@@ -97,8 +97,8 @@ def test_classifier_metrics_on_a_generalized_table():
     assert m["accuracy_nb"] == m["accuracy_nb_baseline"] == 1.0 and m["accuracy_logreg"] == 1.0
 
 
-def test_adult_dp2pub_logs_classifier_accuracy(data_dir):
-    m = run_job(plain(["dataset=adult", f"paths.data_dir={data_dir}", "mechanism=dp2pub", "epsilon=4"])).metrics
+def test_adult_dp2pub_logs_classifier_accuracy():
+    m = run_job(plain(["dataset=adult", "mechanism=dp2pub", "epsilon=4"])).metrics
     assert_accuracies(m)
     assert (m["n_train"], m["n_test"]) == (30162, 15060)
     assert m["accuracy_logreg_baseline"] > 0.8

@@ -18,7 +18,6 @@ from dp2pub.job import run_job
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.registry import build_publisher
 from dp2pub.validation import ConfigError
-from tests.data.conftest import find_uci_dir
 
 ADULT_QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 KANON_METRICS = ("ncp", "discernibility", "cavg", "suppressed", "n_classes")
@@ -198,18 +197,10 @@ def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
         assert name in result.metrics
 
 
-@pytest.fixture(scope="module")
-def adult_dir():
-    folder, candidates = find_uci_dir()
-    if folder is None:
-        pytest.skip(f"UCI files not found in {candidates}")
-    return str(folder)
-
-
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
-def test_adult_end_to_end_is_10_anonymous(adult_dir, mechanism):
+def test_adult_end_to_end_is_10_anonymous(mechanism):
     cfg = {"seed": 0, "metrics": {"ways": [1, 2], "max_subsets": 20},
-           "dataset": {"name": "adult"}, "paths": {"data_dir": adult_dir},
+           "dataset": {"name": "adult"},
            "mechanism": {"name": mechanism, "k": 10, "quasi_identifiers": ADULT_QIS, "sensitive": ["income"]}}
     if mechanism == "samarati":
         cfg["mechanism"]["max_suppression"] = 452
