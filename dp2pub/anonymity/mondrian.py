@@ -11,7 +11,13 @@ final. Each final partition's QI values are generalized to their [min, max] rang
   partitions' boxes are disjoint; with ties the split is the value whose cumulative count is
   closest to half the partition among the allowable ones (the median when it is allowable).
 - ``relaxed``: records are sorted on the QI and cut at position m // 2, so records with the
-  median value may go to either side (boxes may overlap); allowable iff m >= 2k.
+  median value may go to either side (boxes may overlap); allowable iff m >= 2k. Records tied
+  on the cut QI are ordered by the other QIs (in QI order, then by row), so a tie is split
+  between similar records rather than at an arbitrary file position.
+
+With a :class:`~dp2pub.anonymity.privacy.PrivacyModel` that has sensitive attributes, a cut
+is allowable only if both sides also meet its distinct l-diversity and t-closeness (the
+paper's "allowable" generalized to any monotone model; LeFevre et al. 2006, section 4).
 
 The recursion runs on an explicit stack of row-index arrays; all per-record work is numpy.
 """
@@ -21,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, class_histograms
 
 MODES = ("strict", "relaxed")
 
@@ -43,33 +51,55 @@ class MondrianResult:
         return int(self.low.shape[0])
 
 
-def strict_cut(values: np.ndarray, low: int, high: int, k: int) -> np.ndarray | None:
+def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel | int,
+               sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
     """Boolean left-side mask of the allowable cut ``values <= split`` closest to the
-    median, or None when no cut leaves >= k records on both sides."""
-    m = len(values)
-    cumulative = np.cumsum(np.bincount(values - low, minlength=high - low + 1))[:-1]
-    allowed = (cumulative >= k) & (m - cumulative >= k)
+    median, or None when no cut leaves both sides meeting the model (an int: k alone);
+    ``sensitive``: the model's attributes on these rows."""
+    model = model if isinstance(model, PrivacyModel) else PrivacyModel(int(model))
+    m, width = len(values), high - low + 1
+    offset = values - low
+    left_size = np.cumsum(np.bincount(offset, minlength=width))[:-1]  # split after each value
+    left_h, right_h = [], []
+    for attribute in sensitive:  # per candidate split: the sensitive histogram of each side
+        per_value = class_histograms(offset, width, attribute.codes, attribute.size)
+        left_h.append(np.cumsum(per_value, axis=0)[:-1])
+        right_h.append(per_value.sum(axis=0) - left_h[-1])
+    allowed = (model.satisfied(model.stats_of_histograms(left_size, left_h))
+               & model.satisfied(model.stats_of_histograms(m - left_size, right_h)))
     if not allowed.any():
         return None
     offsets = np.flatnonzero(allowed)
-    split = low + int(offsets[np.argmin(np.abs(2 * cumulative[offsets] - m))])
+    split = low + int(offsets[np.argmin(np.abs(2 * left_size[offsets] - m))])
     return values <= split
 
 
-def relaxed_cut(values: np.ndarray, k: int) -> np.ndarray | None:
-    """Boolean left-side mask of the m // 2 smallest values (ties split by position), or
-    None when a side would have fewer than k records."""
-    m = len(values)
-    if m // 2 < k:
+def relaxed_cut(block: np.ndarray, column: int, model: PrivacyModel | int,
+                sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
+    """Boolean left-side mask of the m // 2 records first in the order of QI ``column``, ties
+    ordered by the other QIs of ``block`` (m, q), or None when a side would not meet the model."""
+    model = model if isinstance(model, PrivacyModel) else PrivacyModel(int(model))
+    m = len(block)
+    if m // 2 < model.k:
         return None
+    others = [block[:, c] for c in reversed(range(block.shape[1])) if c != column]
     left = np.zeros(m, dtype=bool)
-    left[np.argsort(values, kind="stable")[: m // 2]] = True
+    left[np.lexsort((np.arange(m), *others, block[:, column]))[: m // 2]] = True
+    if sensitive:
+        stats = model.stats((~left).astype(np.int64), 2, sensitive=sensitive)
+        if not model.satisfied(stats).all():
+            return None
     return left
 
 
-def mondrian(qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "strict") -> MondrianResult:
+def mondrian(qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "strict",
+             model: PrivacyModel | None = None) -> MondrianResult:
     """Partition the records of ``qi_codes`` (n, q), QI ``j`` having ``sizes[j]`` values,
-    into classes of at least ``k`` records (1 <= k <= n)."""
+    into classes of at least ``k`` records (1 <= k <= n) that also meet ``model``'s l and t
+    when given (its ``k`` is ``k``; the whole table must meet it)."""
+    model = model if model is not None else PrivacyModel(k)
+    if model.k != k:
+        raise ValueError(f"the model's k ({model.k}) is not k ({k})")
     codes = np.ascontiguousarray(qi_codes, dtype=np.int64)
     n = codes.shape[0]
     scale = np.maximum(np.asarray(sizes, dtype=np.float64) - 1, 1.0)
@@ -83,12 +113,12 @@ def mondrian(qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "stric
         left = None
         if len(rows) >= 2 * k:
             spread = (high - low) / scale
+            sensitive = tuple(s.subset(rows) for s in model.sensitive)
             for j in np.argsort(-spread, kind="stable"):
                 if spread[j] == 0:
                     break
-                column = block[:, j]
-                left = (strict_cut(column, int(low[j]), int(high[j]), k) if mode == "strict"
-                        else relaxed_cut(column, k))
+                left = (strict_cut(block[:, j], int(low[j]), int(high[j]), model, sensitive) if mode == "strict"
+                        else relaxed_cut(block, int(j), model, sensitive))
                 if left is not None:
                     break
         if left is None:

@@ -97,11 +97,16 @@ BINS: dict[str, Bins] = {
 ATTRIBUTES = tuple(f for f in FIELDS if f not in DROPPED)
 
 
+#: Attributes whose codes follow the order of their values: the bins and education-num
+#: (education's categories are in adult.names order, which is not by level).
+ORDINAL = (*BINS, "education-num")
+
+
 def adult_domain() -> Domain:
     """The Domain of the encoded table: categories for categorical attributes, bin labels
     for binned ones."""
     labels = tuple(BINS[a].labels if a in BINS else CATEGORIES[a] for a in ATTRIBUTES)
-    return Domain(ATTRIBUTES, labels)
+    return Domain(ATTRIBUTES, labels, ordinal=ORDINAL)
 
 
 def encode_adult_fields(fields: Fields, test_file: bool) -> np.ndarray:

@@ -25,7 +25,8 @@ from dp2pub.validation import check_bool
 
 FILENAME = "car.data"
 
-#: Attribute -> categories, in ``car.names`` order; the last one is the class.
+#: Attribute -> categories, in ``car.names`` order; the last one is the class. Every
+#: attribute is ordinal in this order (buying ``vhigh`` .. ``low``, class ``unacc`` .. ``vgood``).
 CAR_DOMAIN: dict[str, tuple[str, ...]] = {
     "buying": ("vhigh", "high", "med", "low"),
     "maint": ("vhigh", "high", "med", "low"),
@@ -51,7 +52,7 @@ def parse_car(path: DataFile | str | Path) -> Dataset:
 
 def encode_car(fields: Fields) -> Dataset:
     """The Dataset of the string fields of a car.data-format file."""
-    domain = Domain(tuple(CAR_DOMAIN), tuple(CAR_DOMAIN.values()))
+    domain = Domain(tuple(CAR_DOMAIN), tuple(CAR_DOMAIN.values()), ordinal=tuple(CAR_DOMAIN))
     dtype = code_dtype(int(domain.sizes.max()))
     codes = np.empty((len(fields.lines), len(domain)), dtype=dtype, order="F")  # column-wise
     for j, (name, labels) in enumerate(CAR_DOMAIN.items()):  # one vectorized lookup per column

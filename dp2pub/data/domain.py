@@ -12,11 +12,14 @@ class Domain:
     """Attribute names and, per attribute, its ordered category labels.
 
     Values of attribute ``j`` are integer codes ``0 .. sizes[j]-1``; ``labels[j][c]`` is the
-    label of code ``c``. Labels appear only at input and output.
+    label of code ``c``. Labels appear only at input and output. ``ordinal`` names the
+    attributes whose codes are in the order of their values (bins, grades), which distances
+    such as t-closeness's ordered EMD rely on; the others are unordered categories.
     """
 
     names: tuple[str, ...]
     labels: tuple[tuple[str, ...], ...]
+    ordinal: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.labels):
@@ -26,6 +29,9 @@ class Domain:
         for name, labels in zip(self.names, self.labels):
             if len(labels) < 1:
                 raise ValueError(f"attribute {name!r} has an empty domain")
+        unknown = sorted(set(self.ordinal) - set(self.names))
+        if unknown:
+            raise ValueError(f"ordinal attributes {unknown} are not attributes of the domain")
 
     @classmethod
     def from_sizes(cls, sizes: list[int] | np.ndarray, prefix: str = "a") -> Domain:
@@ -51,4 +57,5 @@ class Domain:
 
     def subset(self, columns: list[int] | tuple[int, ...]) -> Domain:
         """The domain restricted to the given column positions."""
-        return Domain(tuple(self.names[j] for j in columns), tuple(self.labels[j] for j in columns))
+        names = tuple(self.names[j] for j in columns)
+        return Domain(names, tuple(self.labels[j] for j in columns), tuple(a for a in self.ordinal if a in names))

@@ -1,9 +1,16 @@
 """Publishers ``samarati`` and ``mondrian``: k-anonymous tables by generalization.
 
 Both generalize the quasi-identifiers (QIs) so that every combination of published QI
-values is shared by at least ``k`` records (Samarati & Sweeney 1998); the other columns
-(sensitive attributes, the target) are published as they are. No epsilon is involved:
-``uses_epsilon = False`` and the ledger is empty, so no ``epsilon_spent`` is logged.
+values is shared by at least ``k`` records (Samarati & Sweeney 1998), and optionally holds
+``l`` distinct values of every sensitive attribute (distinct l-diversity) and a
+distribution of each within EMD ``t`` of the whole table's (t-closeness); see
+:mod:`dp2pub.anonymity.privacy`. Attributes listed in ``drop`` are published as ``*``; the
+other columns (sensitive attributes, the target, the rest) are published as they are, and
+before anything is generalized each of them is checked for a functional dependency with a
+QI (:mod:`dp2pub.anonymity.dependencies`): one that recodes a QI is refused unless
+``allow_dependent`` gives the reason. Every table logs the ``k_achieved`` (and
+``l_achieved``, ``t_achieved``) it really has. No epsilon is involved: ``uses_epsilon =
+False`` and the ledger is empty, so no ``epsilon_spent`` is logged.
 
 - ``samarati``: full-domain generalization over hierarchy levels with suppression
   (:mod:`dp2pub.anonymity.samarati`; Samarati, IEEE TKDE 2001).
@@ -21,15 +28,17 @@ normalized over the published, not suppressed, records.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from dp2pub.anonymity.dependencies import dependencies
 from dp2pub.anonymity.hierarchy import load_hierarchies
-from dp2pub.anonymity.metrics import cavg, class_sizes, discernibility, ncp
+from dp2pub.anonymity.metrics import cavg, discernibility, ncp
 from dp2pub.anonymity.mondrian import MODES, mondrian
+from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
@@ -81,41 +90,122 @@ def uniform_cover(members: np.ndarray) -> np.ndarray:
     return members / members.sum(axis=1, keepdims=True)
 
 
-@dataclass(frozen=True)
+def _reasons(value: Mapping | None, key: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(key, value, "a mapping of attribute names to the reason each may stay dependent")
+    for name, reason in value.items():
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigError(f"{key}.{name}", reason, "a non-empty reason why publishing it unchanged is safe")
+    return {str(name): reason for name, reason in value.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
 class _KAnonymity:
     """Shared configuration checks and table building of the two publishers."""
 
     k: int = 10
     quasi_identifiers: Sequence[str] | None = None
+    #: None: the dataset's target (income for adult, class for car); [] for none.
     sensitive: Sequence[str] | None = None
+    l: int | None = None  # noqa: E741 (the model's name)
+    t: float | None = None
+    allow_dependent: Mapping[str, str] | None = None
+    drop: Sequence[str] | None = None
     #: k-anonymity spends no privacy budget: run_job skips the epsilon check.
     uses_epsilon: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_int(self.k, "k", 1)
+        if self.l is not None:
+            check_int(self.l, "l", 1)
+        if self.t is not None and (isinstance(self.t, bool) or not isinstance(self.t, (int, float))
+                                   or not 0 < self.t <= 1):
+            raise ConfigError("t", self.t, "a number in (0, 1] or null")
         object.__setattr__(self, "quasi_identifiers", _names(self.quasi_identifiers, "quasi_identifiers"))
-        object.__setattr__(self, "sensitive", _names(self.sensitive, "sensitive") or [])
-        overlap = set(self.quasi_identifiers or []) & set(self.sensitive)
-        if overlap:
-            raise ConfigError("sensitive", self.sensitive,
-                              f"attributes that are not quasi-identifiers (both: {sorted(overlap)})")
+        object.__setattr__(self, "sensitive", _names(self.sensitive, "sensitive"))
+        object.__setattr__(self, "drop", _names(self.drop, "drop") or [])
+        object.__setattr__(self, "allow_dependent", _reasons(self.allow_dependent, "allow_dependent"))
+        for key, others in (("sensitive", self.sensitive or []), ("drop", self.drop)):
+            overlap = set(self.quasi_identifiers or []) & set(others)
+            if overlap:
+                raise ConfigError(key, others, f"attributes that are not quasi-identifiers (both: {sorted(overlap)})")
+
+    def sensitive_names(self, data: Dataset) -> list[str]:
+        """The sensitive attributes: as given, or the dataset's target when not given."""
+        if self.sensitive is not None:
+            return list(self.sensitive)
+        return [] if data.target is None else [data.target]
 
     def columns(self, data: Dataset) -> list[int]:
         """Positions of the QIs in ``data`` (default: every attribute but the target and the
-        sensitive ones); checks them and ``k`` against the data."""
+        sensitive and dropped ones); checks them, ``k``, ``l`` and the dependencies of the
+        attributes published unchanged against the data."""
         names = list(data.domain.names)
-        for key, given in (("quasi_identifiers", self.quasi_identifiers or []), ("sensitive", self.sensitive)):
+        sensitive = self.sensitive_names(data)
+        for key, given in (("quasi_identifiers", self.quasi_identifiers or []), ("sensitive", sensitive),
+                           ("drop", self.drop), ("allow_dependent", list(self.allow_dependent))):
             for name in given:
                 if name not in names:
                     raise ConfigError(f"mechanism.{key}", name, f"an attribute of {data.name}: {names}")
         qis = self.quasi_identifiers
         if qis is None:
-            qis = [a for a in names if a != data.target and a not in self.sensitive]
+            qis = [a for a in names if a != data.target and a not in sensitive and a not in self.drop]
         if not qis:
             raise ConfigError("mechanism.quasi_identifiers", qis, f"at least one attribute of {names}")
+        self._check_roles(data, qis, sensitive)
+        self._check_models(data, sensitive)
+        qi = [names.index(a) for a in qis]
+        self._check_dependencies(data, qi)
+        return qi
+
+    def _check_roles(self, data: Dataset, qis: list[str], sensitive: list[str]) -> None:
+        """No attribute both a QI and sensitive, no sensitive attribute or target dropped,
+        and ``k`` at most the number of records."""
+        if set(qis) & set(sensitive):
+            raise ConfigError("mechanism.sensitive", sensitive,
+                              f"attributes that are not quasi-identifiers (both: {sorted(set(qis) & set(sensitive))})")
+        kept = {*sensitive, *([data.target] if data.target else [])}
+        if kept & set(self.drop):
+            raise ConfigError("mechanism.drop", self.drop,
+                              f"attributes that are neither sensitive nor the target (both: {sorted(kept & set(self.drop))})")
         if self.k > data.n:
             raise ConfigError("mechanism.k", self.k, f"an integer in [1, {data.n}] (the number of records)")
-        return [names.index(a) for a in qis]
+
+    def _check_models(self, data: Dataset, sensitive: list[str]) -> None:
+        """l and t need a sensitive attribute, and l at most its distinct values."""
+        if (self.l is not None or self.t is not None) and not sensitive:
+            key = "mechanism.l" if self.l is not None else "mechanism.t"
+            raise ConfigError(key, self.l if self.l is not None else self.t,
+                              f"null: {data.name} has no sensitive attribute (set mechanism.sensitive)")
+        for name in sensitive if self.l is not None else []:
+            distinct = int(np.unique(data.column(name)).size)
+            if self.l > distinct:
+                raise ConfigError("mechanism.l", self.l,
+                                  f"an integer in [1, {distinct}] (the distinct values of {name} in {data.name})")
+
+    def _check_dependencies(self, data: Dataset, qi: list[int]) -> None:
+        """Refuse an attribute published unchanged that recodes a QI (see the module doc)."""
+        names = data.domain.names
+        published = [j for j in range(data.d) if j not in qi and names[j] not in self.drop]
+        found = [dep for dep in dependencies(data, qi, published) if dep.attribute not in self.allow_dependent]
+        if found:
+            pairs = ", ".join(dep.describe() for dep in found)
+            first = found[0].attribute
+            raise ConfigError(
+                "mechanism.quasi_identifiers", [names[j] for j in qi],
+                f"no published attribute that recodes one of them, but in {data.name} {pairs} (a functional "
+                f"dependency in the data): add {first} to mechanism.quasi_identifiers, list it in mechanism.drop, "
+                f"or list it in mechanism.allow_dependent with the reason")
+
+    def model(self, data: Dataset) -> PrivacyModel:
+        """The privacy model of ``data``'s published classes."""
+        sensitive = tuple(
+            SensitiveAttribute.of(name, data.column(name), int(data.domain.sizes[data.domain.index(name)]),
+                                  name in data.domain.ordinal)
+            for name in self.sensitive_names(data))
+        return PrivacyModel(self.k, self.l, None if self.t is None else float(self.t), sensitive)
 
     def build(
         self,
@@ -127,13 +217,20 @@ class _KAnonymity:
         keep: np.ndarray,
         elapsed: float,
         artifact: dict,
+        model: PrivacyModel,
     ) -> Outcome:
         """The Outcome of a generalization: ``generalized[:, i]`` codes QI ``qi[i]`` into
         ``labels[i]``, ``members[i][g]`` the original values covered by code g; ``keep``
-        false for suppressed records."""
+        false for suppressed records; the ``drop`` attributes become ``*``. ``model`` gives
+        the achieved k, l, t."""
         codes = data.codes.astype(np.int64)
         domain_labels = list(data.domain.labels)
         covers = [np.eye(int(s)) for s in data.domain.sizes]
+        for name in self.drop:
+            j = data.domain.index(name)
+            codes[:, j] = 0
+            domain_labels[j] = ("*",)
+            covers[j] = uniform_cover(np.ones((1, int(data.domain.sizes[j])), dtype=bool))
         widths = np.empty((int(keep.sum()), len(qi)), dtype=np.int64)
         for i, j in enumerate(qi):
             used, recoded = np.unique(generalized[keep, i], return_inverse=True)
@@ -146,7 +243,9 @@ class _KAnonymity:
             codes[keep].astype(code_dtype(int(domain.sizes.max()))), domain, data.target, data.name,
             None if data.is_test is None else data.is_test[keep],
         )
-        sizes = class_sizes(published.codes[:, qi])
+        _, inverse, sizes = np.unique(np.ascontiguousarray(published.codes[:, qi]), axis=0,
+                                      return_inverse=True, return_counts=True)
+        kept = PrivacyModel(model.k, model.l, model.t, tuple(s.subset(keep) for s in model.sensitive))
         n_suppressed = int(data.n - published.n)
         metrics = {
             "ncp": float(ncp(widths, data.domain.sizes[qi], n_suppressed)),
@@ -154,14 +253,16 @@ class _KAnonymity:
             "cavg": cavg(sizes, self.k),
             "suppressed": float(n_suppressed),
             "n_classes": float(len(sizes)),
+            **achieved(kept, inverse.ravel(), len(sizes)),
         }
-        artifact = {"k": self.k, "quasi_identifiers": [data.domain.names[j] for j in qi],
-                    "sensitive": list(self.sensitive), **artifact}
+        artifact = {"k": self.k, "l": self.l, "t": self.t, "quasi_identifiers": [data.domain.names[j] for j in qi],
+                    "sensitive": [s.name for s in model.sensitive], "drop": list(self.drop),
+                    "allow_dependent": dict(self.allow_dependent), **artifact}
         return Outcome(GeneralizedRelease(published, tuple(covers)), published, [], {"anonymize": elapsed},
                        metrics, {"generalization": artifact})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SamaratiPublisher(_KAnonymity):
     """``mechanism=samarati``: minimal full-domain generalization with at most
     ``max_suppression`` suppressed records (Samarati, IEEE TKDE 2001). Hierarchies come
@@ -178,6 +279,7 @@ class SamaratiPublisher(_KAnonymity):
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
         """Generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
         qi = self.columns(data)
+        model = self.model(data)
         names = [data.domain.names[j] for j in qi]
         try:
             hierarchies = load_hierarchies(data.name, names, [data.domain.labels[j] for j in qi])
@@ -185,7 +287,7 @@ class SamaratiPublisher(_KAnonymity):
             raise error.under("mechanism") from None
         start = time.perf_counter()
         limit = min(self.max_suppression, data.n - self.k)  # keep at least k records
-        result = samarati(data.codes[:, qi].astype(np.int64), hierarchies, self.k, limit)
+        result = samarati(data.codes[:, qi].astype(np.int64), hierarchies, self.k, limit, model)
         elapsed = time.perf_counter() - start
         labels = [h.labels[level] for h, level in zip(hierarchies, result.levels)]
         members = [np.equal.outer(np.arange(len(h.labels[level])), h.maps[level])
@@ -193,10 +295,10 @@ class SamaratiPublisher(_KAnonymity):
         artifact = {"levels": dict(zip(names, result.levels)), "height": result.height,
                     "max_height": sum(h.height for h in hierarchies), "nodes_checked": result.nodes_checked,
                     "max_suppression": self.max_suppression}
-        return self.build(data, qi, result.generalized, labels, members, result.keep, elapsed, artifact)
+        return self.build(data, qi, result.generalized, labels, members, result.keep, elapsed, artifact, model)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MondrianPublisher(_KAnonymity):
     """``mechanism=mondrian``: median partitioning, ``mode`` strict or relaxed (LeFevre,
     DeWitt & Ramakrishnan, ICDE 2006); QI values become ``[min..max]`` ranges of labels in
@@ -212,9 +314,10 @@ class MondrianPublisher(_KAnonymity):
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
         """Partition and generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
         qi = self.columns(data)
+        model = self.model(data)
         sizes = data.domain.sizes[qi]
         start = time.perf_counter()
-        result = mondrian(data.codes[:, qi], sizes, self.k, self.mode)
+        result = mondrian(data.codes[:, qi], sizes, self.k, self.mode, model)
         elapsed = time.perf_counter() - start
         generalized = np.empty((data.n, len(qi)), dtype=np.int64)
         labels, members = [], []
@@ -228,4 +331,4 @@ class MondrianPublisher(_KAnonymity):
             members.append((values >= pairs[:, :1]) & (values <= pairs[:, 1:]))
         keep = np.ones(data.n, dtype=bool)
         artifact = {"mode": self.mode, "n_partitions": result.n_partitions}
-        return self.build(data, qi, generalized, labels, members, keep, elapsed, artifact)
+        return self.build(data, qi, generalized, labels, members, keep, elapsed, artifact, model)

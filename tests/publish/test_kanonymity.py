@@ -19,7 +19,8 @@ from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.registry import build_publisher
 from dp2pub.validation import ConfigError
 
-ADULT_QIS = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex", "native-country"]
+ADULT_QIS = ["age", "workclass", "education", "education-num", "marital-status", "occupation", "race", "sex",
+             "native-country"]
 KANON_METRICS = ("ncp", "discernibility", "cavg", "suppressed", "n_classes")
 
 
@@ -97,7 +98,7 @@ def assert_k_anonymous(outcome, qis, k):
 @pytest.mark.parametrize("k", [1, 2, 5, 20, 60])
 def test_samarati_publishes_k_anonymous_tables(toy_files, k):
     data = toy_dataset()
-    outcome = SamaratiPublisher(k, ["a", "b", "c"], ["s"], max_suppression=5).publish(data)
+    outcome = SamaratiPublisher(k=k, quasi_identifiers=["a", "b", "c"], sensitive=["s"], max_suppression=5).publish(data)
     assert_k_anonymous(outcome, ["a", "b", "c"], k)
     assert outcome.published.n == data.n - outcome.extra_metrics["suppressed"] >= data.n - 5
     # the sensitive column is published unchanged for the kept records
@@ -114,7 +115,7 @@ def test_mondrian_never_makes_a_class_smaller_than_k(mode, k):
     result = mondrian(data.codes[:, :3], data.domain.sizes[:3], k, mode)
     assert np.bincount(result.partition).min() >= k
     assert np.all(result.low <= result.high)
-    outcome = MondrianPublisher(k, ["a", "b", "c"], ["s"], mode).publish(data)
+    outcome = MondrianPublisher(k=k, quasi_identifiers=["a", "b", "c"], sensitive=["s"], mode=mode).publish(data)
     assert_k_anonymous(outcome, ["a", "b", "c"], k)
     assert outcome.extra_metrics["suppressed"] == 0 and outcome.published.n == data.n
 
@@ -133,13 +134,13 @@ def test_ncp_is_0_for_the_original_and_100_when_fully_generalized(toy_files):
     assert ncp(np.ones((10, 3)), sizes) == 0.0
     assert ncp(np.tile(sizes, (10, 1)), sizes) == pytest.approx(100.0)
     assert ncp(np.ones((0, 3)), sizes, n_suppressed=10) == pytest.approx(100.0)
-    original = SamaratiPublisher(1, ["a", "b", "c"]).publish(data)
+    original = SamaratiPublisher(k=1, quasi_identifiers=["a", "b", "c"]).publish(data)
     assert original.extra_metrics["ncp"] == 0.0 and original.extra_metrics["suppressed"] == 0
     assert original.artifacts["generalization"]["height"] == 0
-    top = SamaratiPublisher(data.n, ["a", "b", "c"]).publish(data)
+    top = SamaratiPublisher(k=data.n, quasi_identifiers=["a", "b", "c"]).publish(data)
     assert top.extra_metrics["ncp"] == pytest.approx(100.0) and top.extra_metrics["n_classes"] == 1
     assert set(top.published.to_frame()["a"]) == {"*"}
-    whole = MondrianPublisher(data.n, ["a", "b", "c"]).publish(data)  # one partition: full ranges
+    whole = MondrianPublisher(k=data.n, quasi_identifiers=["a", "b", "c"]).publish(data)  # one partition: full ranges
     assert whole.extra_metrics["ncp"] == pytest.approx(100.0)
     assert whole.published.to_frame()["a"].iloc[0] == "[u..z]"
 
@@ -152,16 +153,16 @@ def test_other_metrics_follow_their_definitions():
 
 def test_release_spreads_classes_uniformly_and_is_exact_without_generalization(toy_files):
     data = toy_dataset()
-    exact = SamaratiPublisher(1, ["a", "b", "c"]).publish(data).release
+    exact = SamaratiPublisher(k=1, quasi_identifiers=["a", "b", "c"]).publish(data).release
     truth = np.bincount(data.codes[:, 0] * 4 + data.codes[:, 1], minlength=24).reshape(6, 4) / data.n
     assert np.allclose(exact.marginal((0, 1)), truth)
-    release = SamaratiPublisher(data.n, ["a", "b"]).publish(data).release  # a and b -> *
+    release = SamaratiPublisher(k=data.n, quasi_identifiers=["a", "b"]).publish(data).release  # a and b -> *
     assert np.allclose(release.marginal((0,)), np.full(6, 1 / 6))
     joint = release.marginal((0, 3))
     assert joint.shape == (6, 2) and joint.sum() == pytest.approx(1.0)
     s = np.bincount(data.codes[:, 3], minlength=2) / data.n
     assert np.allclose(joint, np.outer(np.full(6, 1 / 6), s))
-    mondrian_release = MondrianPublisher(5, ["a", "b", "c"], mode="relaxed").publish(data).release
+    mondrian_release = MondrianPublisher(k=5, quasi_identifiers=["a", "b", "c"], mode="relaxed").publish(data).release
     assert mondrian_release.marginal((0, 1, 2)).sum() == pytest.approx(1.0)
 
 
@@ -174,15 +175,15 @@ def test_bad_input_is_named(toy_files):
     with pytest.raises(ConfigError, match=r"mechanism\.max_suppression=-1"):
         build_publisher({"name": "samarati", "max_suppression": -1})
     with pytest.raises(ConfigError, match=r"mechanism\.k=51.*\[1, 50\]"):
-        MondrianPublisher(51, ["a"]).publish(data)
+        MondrianPublisher(k=51, quasi_identifiers=["a"]).publish(data)
     with pytest.raises(ConfigError) as caught:
-        SamaratiPublisher(2, ["a", "zip"]).publish(data)
+        SamaratiPublisher(k=2, quasi_identifiers=["a", "zip"]).publish(data)
     assert "quasi_identifiers='zip'" in str(caught.value) and "['a', 'b', 'c', 's']" in str(caught.value)
     with pytest.raises(ConfigError, match="sensitive"):
-        SamaratiPublisher(2, ["a", "s"], ["s"])
+        SamaratiPublisher(k=2, quasi_identifiers=["a", "s"], sensitive=["s"])
     (toy_files / "b.csv").write_text("0;01;*\n1;01;*\n2;23;*\n")  # no row for "3"
     with pytest.raises(ConfigError, match=r"mechanism\.hierarchy\.b='3'"):
-        SamaratiPublisher(2, ["a", "b"]).publish(data)
+        SamaratiPublisher(k=2, quasi_identifiers=["a", "b"]).publish(data)
 
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
