@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from omegaconf import DictConfig
 
 from dp2pub.config import config_dir, plain_config
 from dp2pub.data.errors import DataFileError
+from dp2pub.interrupts import Terminated, describe, raise_terminated, signal_number
 from dp2pub.job import run_job
+from dp2pub.store import StoreError
 from dp2pub.sweep import current_parent
 from dp2pub.tracking import run_tracked, tracking_uri, ui_command
 from dp2pub.validation import ConfigError
@@ -104,9 +107,11 @@ def app(cfg: DictConfig) -> None:
     line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
+    if not (HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN):
+        signal.signal(signal.SIGTERM, raise_terminated)  # a sweep's parent installs its own
     try:
         execute(cfg)
-    except (ConfigError, DataFileError) as error:
+    except (ConfigError, DataFileError, StoreError) as error:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
             raise JobFailed(str(error)) from None
@@ -115,10 +120,15 @@ def app(cfg: DictConfig) -> None:
 
 def main() -> None:
     """Console script ``dp2pub`` (and ``python -m dp2pub``): checks the config group options
-    on the command line, then runs the Hydra application."""
+    on the command line, then runs the Hydra application. SIGTERM or Ctrl-C stop it with
+    one line and the shell's status 128 + signal (the running job's run is marked KILLED)."""
     try:
         check_group_options(sys.argv[1:])
     except ConfigError as error:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    app()
+    try:
+        app()
+    except (KeyboardInterrupt, Terminated) as error:
+        print(f"dp2pub: stopped by {describe(error)}; a job that was running is marked KILLED", file=sys.stderr)
+        raise SystemExit(128 + signal_number(error)) from None

@@ -31,6 +31,8 @@ from mlflow.entities import RunStatus
 from omegaconf import DictConfig, OmegaConf
 
 from dp2pub.config import plain_config
+from dp2pub.interrupts import raise_terminated
+from dp2pub.store import StoreError
 from dp2pub.tracking import PARENT_TAG, SWEEP_TAG, experiment_name, open_experiment, run_tags
 from dp2pub.validation import ConfigError
 
@@ -75,7 +77,7 @@ class SweepParentCallback(Callback):
         except Exception as error:  # noqa: BLE001 - anything that keeps the parent from opening
             with contextlib.suppress(Exception):  # the store may be what failed
                 self._end(failed=True)
-            reason = error if isinstance(error, ConfigError) else f"{type(error).__name__}: {error}"
+            reason = error if isinstance(error, (ConfigError, StoreError)) else f"{type(error).__name__}: {error}"
             print(f"dp2pub: error: cannot open the sweep's parent run: {reason}", file=sys.stderr)
             raise SystemExit(2) from None
 
@@ -98,7 +100,7 @@ class SweepParentCallback(Callback):
         self.run_id = run.info.run_id
         # Hydra's sweeper raises when a job failed, so on_multirun_end is not reached: exit says FAILED
         atexit.register(self._end, failed=True)
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a terminated sweep runs atexit too
+        signal.signal(signal.SIGTERM, raise_terminated)  # a terminated sweep runs atexit too
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {"run_id": self.run_id, "experiment_id": experiment_id, "uri": uri}
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
@@ -138,10 +140,6 @@ class SweepParentCallback(Callback):
             self.client.log_metric(run_id, name, value)
         ok = not failed and counts["n_jobs"] == counts["n_jobs_finished"]
         self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED if ok else RunStatus.FAILED))
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:

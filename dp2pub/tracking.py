@@ -20,11 +20,14 @@ from typing import Any
 
 import mlflow
 import yaml
+from mlflow.entities import RunStatus
 
-from dp2pub.job import JobResult
 from dp2pub.environment import environment_tags
+from dp2pub.interrupts import Terminated, describe
+from dp2pub.job import JobResult
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
+from dp2pub.store import open_store
 from dp2pub.validation import ConfigError, check_bool
 
 log = logging.getLogger(__name__)
@@ -123,6 +126,7 @@ def open_experiment(cfg: Mapping) -> tuple[str, str]:
     uri = tracking_uri(cfg)
     if uri.startswith("sqlite:///"):
         outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
+    open_store(uri)  # a new store's schema is created by one process at a time
     return uri, _experiment_id(cfg, uri)
 
 
@@ -211,6 +215,10 @@ def run_tracked(
         mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
             result = job(cfg)
+        except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
+            mlflow.set_tag("error", f"stopped by {describe(error)}")
+            mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))
+            raise
         except BaseException as error:
             mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
             raise

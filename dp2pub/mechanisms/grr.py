@@ -23,6 +23,10 @@ class GRR(FrequencyOracle):
 
     name = "grr"
 
+    def __init__(self, epsilon: float, k: int) -> None:
+        super().__init__(epsilon, k)
+        self.check_informative()
+
     @property
     def p(self) -> float:
         """Probability of reporting the true value (written with ``e^-eps``: finite for any eps)."""
@@ -41,7 +45,11 @@ class GRR(FrequencyOracle):
         return self.p / self.q
 
     def privacy_loss(self) -> float:
-        return math.log(self.p / self.q)
+        """``ln(p / q)`` of the float channel that :meth:`perturb` realizes: infinite once p
+        rounds to 1 (``(k - 1) e^-eps`` below 2^-53, about eps > 37 + ln(k - 1)), where no
+        uniform draw ever picks another value."""
+        p, q = self.p, self.q
+        return math.log(p / q) if q > 0 and p < 1.0 else math.inf
 
     def transition_matrix(self) -> np.ndarray:
         """Exact channel ``P[x, y] = Pr[report y | value x]`` (rows sum to one)."""

@@ -1,7 +1,7 @@
 """Optimized local hashing, OLH (Wang et al., USENIX Security 2017, section 4.4).
 
 Each user draws a hash function ``h`` from a universal family mapping the domain to
-``g = round(e^eps) + 1`` buckets, and reports ``(h, GRR_g(h(x)))`` where GRR over the g
+``g = round(e^eps) + 1`` buckets (at most ``2^30 + 1``, see :data:`MAX_BUCKETS`), and reports ``(h, GRR_g(h(x)))`` where GRR over the g
 buckets keeps ``h(x)`` with probability ``p = e^eps / (e^eps + g - 1)``. A report supports
 every value v with ``h(v) = y``: ``p* = p`` and ``q* = 1/g``.
 
@@ -21,6 +21,10 @@ from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracle import FrequencyOracle
 
 PRIME = (1 << 31) - 1
+#: Most buckets: ``g`` is capped (at budgets above ln 2^30 = 20.8) because the hash family
+#: cannot spread values over more than P buckets; the variance there is already below
+#: 2^-28 of GRR's at any smaller budget.
+MAX_BUCKETS = 1 << 30
 
 
 class OLH(FrequencyOracle):
@@ -30,8 +34,9 @@ class OLH(FrequencyOracle):
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
-        self.g = int(round(math.exp(self.epsilon))) + 1
+        self.g = min(int(round(math.exp(min(self.epsilon, math.log(MAX_BUCKETS))))), MAX_BUCKETS) + 1
         self.bucket = GRR(self.epsilon, self.g)
+        self.check_informative()
 
     @property
     def p_star(self) -> float:

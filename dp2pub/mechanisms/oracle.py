@@ -56,6 +56,20 @@ class FrequencyOracle(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, k={self.k!r})"
 
+    def check_informative(self) -> None:
+        """Refuse a budget so small that the realized channel is uniform (``p* <= q*`` in
+        float64, or after the 2^-32 rounding of exact bits): no estimate would exist, and
+        the unbiased estimator would divide by zero. Subclasses call it once p* and q* exist.
+
+        Raises:
+            ConfigError: naming the budget and the realized probabilities.
+        """
+        if not self.p_star > self.q_star:
+            raise ConfigError(
+                "epsilon", self.epsilon,
+                f"a budget per report at which {self.name} on {self.k} values can tell values apart "
+                f"(here its realized channel is uniform, p* = q* = {self.q_star:.6g}): a larger budget")
+
     # ----- client side
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:

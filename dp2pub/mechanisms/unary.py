@@ -33,6 +33,7 @@ class UnaryEncoding(FrequencyOracle):
         super().__init__(epsilon, k)
         self._tp = bits.threshold(p, "down")
         self._tq = bits.threshold(q, "up")
+        self.check_informative()
 
     @property
     def p_star(self) -> float:
@@ -90,8 +91,8 @@ class SUE(UnaryEncoding):
     name = "sue"
 
     def __init__(self, epsilon: float, k: int) -> None:
-        half = math.exp(check_epsilon(epsilon) / 2)
-        super().__init__(epsilon, k, half / (half + 1), 1 / (half + 1))
+        shrink = math.exp(-check_epsilon(epsilon) / 2)  # e^{-eps/2}: finite at any budget
+        super().__init__(epsilon, k, 1 / (1 + shrink), shrink / (1 + shrink))
 
 
 class OUE(UnaryEncoding):
@@ -100,4 +101,5 @@ class OUE(UnaryEncoding):
     name = "oue"
 
     def __init__(self, epsilon: float, k: int) -> None:
-        super().__init__(epsilon, k, 0.5, 1 / (math.exp(check_epsilon(epsilon)) + 1))
+        shrink = math.exp(-check_epsilon(epsilon))  # q = 1 / (e^eps + 1), finite at any budget
+        super().__init__(epsilon, k, 0.5, shrink / (1 + shrink))

@@ -1,0 +1,48 @@
+"""A single run stopped by SIGTERM or Ctrl-C (SIGINT): one line, the shell's exit status,
+and its run KILLED with the signal named, never left RUNNING."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import runs_in
+
+#: A job of about 15 s here (3 million users, 20 attributes, 1- to 3-way marginals).
+SLOW = ["dataset.n=3000000", "dataset.d=20", "metrics.ways=[1,2,3]"]
+
+
+def wait_for_running(uri: str, experiment: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        if any(run.info.status == "RUNNING" for run in runs_in(uri, experiment)):
+            time.sleep(1.0)  # into the job's work
+            return
+        time.sleep(0.2)
+    raise AssertionError("no RUNNING run appeared")
+
+
+@pytest.mark.parametrize("signum,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum, status):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.Popen([sys.executable, "-m", "dp2pub", *SLOW, f"tracking.uri={uri}",
+                             "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_running(uri, "signals", proc)
+    started = time.monotonic()
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 15
+    name = signal.Signals(signum).name
+    assert proc.returncode == status
+    assert stderr.strip().splitlines() == [f"dp2pub: stopped by {name}; a job that was running is marked KILLED"]
+    (run,) = runs_in(uri, "signals")
+    assert run.info.status == "KILLED" and run.data.tags["error"] == f"stopped by {name}"
