@@ -25,13 +25,6 @@ def ncp(widths: np.ndarray, sizes: np.ndarray, n_suppressed: int = 0) -> float:
     return float(100.0 * (per_record.sum() + n_suppressed) / n) if n else 0.0
 
 
-def class_sizes(qi_codes: np.ndarray) -> np.ndarray:
-    """Sizes of the equivalence classes (distinct rows) of generalized QI codes."""
-    if qi_codes.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(np.ascontiguousarray(qi_codes), axis=0, return_counts=True)[1]
-
-
 def discernibility(sizes: np.ndarray, n_suppressed: int, n: int) -> float:
     """Σ |E|² over equivalence classes plus n for every suppressed record."""
     sizes = np.asarray(sizes, dtype=np.float64)

@@ -51,12 +51,11 @@ class MondrianResult:
         return int(self.low.shape[0])
 
 
-def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel | int,
+def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel,
                sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
     """Boolean left-side mask of the allowable cut ``values <= split`` closest to the
-    median, or None when no cut leaves both sides meeting the model (an int: k alone);
-    ``sensitive``: the model's attributes on these rows."""
-    model = model if isinstance(model, PrivacyModel) else PrivacyModel(int(model))
+    median, or None when no cut leaves both sides meeting the model; ``sensitive``: the
+    model's attributes on these rows."""
     m, width = len(values), high - low + 1
     offset = values - low
     left_size = np.cumsum(np.bincount(offset, minlength=width))[:-1]  # split after each value
@@ -74,11 +73,10 @@ def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel | in
     return values <= split
 
 
-def relaxed_cut(block: np.ndarray, column: int, model: PrivacyModel | int,
+def relaxed_cut(block: np.ndarray, column: int, model: PrivacyModel,
                 sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
     """Boolean left-side mask of the m // 2 records first in the order of QI ``column``, ties
     ordered by the other QIs of ``block`` (m, q), or None when a side would not meet the model."""
-    model = model if isinstance(model, PrivacyModel) else PrivacyModel(int(model))
     m = len(block)
     if m // 2 < model.k:
         return None

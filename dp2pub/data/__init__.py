@@ -7,6 +7,7 @@ from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.data.car import load_car
 from dp2pub.data.adult import load_adult
+from dp2pub.data.privbayes import load_privbayes
 
 __all__ = [
     "DataFileError",
@@ -16,6 +17,7 @@ __all__ = [
     "code_dtype",
     "load_adult",
     "load_car",
+    "load_privbayes",
     "make_synthetic",
     "make_synthetic_bn",
 ]

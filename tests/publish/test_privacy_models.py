@@ -115,7 +115,7 @@ def test_every_published_toy_class_meets_k_l_and_t(publisher, k, l, t, toy_files
 
 def test_relaxed_ties_are_split_between_records_similar_on_the_other_qis():
     block = np.array([[5, 3], [5, 0], [5, 2], [5, 1], [5, 3], [5, 0]])  # all tied on column 0
-    left = relaxed_cut(block, 0, 3)
+    left = relaxed_cut(block, 0, PrivacyModel(3))
     assert sorted(block[left, 1].tolist()) == [0, 0, 1]
 
 
