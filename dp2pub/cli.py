@@ -21,7 +21,8 @@ from omegaconf import DictConfig
 
 from dp2pub.config import config_dir, plain_config
 from dp2pub.data.errors import DataFileError
-from dp2pub.interrupts import Terminated, describe, raise_terminated, signal_number
+from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
+from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
 from dp2pub.job import run_job
 from dp2pub.store import StoreError
 from dp2pub.sweep import current_parent
@@ -47,7 +48,8 @@ def execute(cfg: DictConfig) -> str:
     uri = tracking_uri(plain)
     if result is None:
         print(f"\nskipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
-              f"seed={plain['seed']}): already FINISHED as run {run_id} (tracking.skip_finished=true)")
+              f"seed={plain['seed']}): already FINISHED, or running in another job, as run {run_id} "
+              "(tracking.skip_finished=true)")
         return run_id
     print(f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
           f"epsilon={plain['epsilon']}, seed={plain['seed']})")
@@ -107,28 +109,58 @@ def app(cfg: DictConfig) -> None:
     line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
+    worker = False
     if not (HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN):
         signal.signal(signal.SIGTERM, raise_terminated)  # a sweep's parent installs its own
+    else:
+        worker = follow_launcher()  # a worker process dies with the sweep that started it
     try:
-        execute(cfg)
-    except (ConfigError, DataFileError, StoreError) as error:
-        print(f"dp2pub: error: {error}", file=sys.stderr)
+        with running_job():
+            execute(cfg)
+    except (KeyboardInterrupt, Terminated) as error:
+        if not worker:
+            raise
+        print(f"dp2pub: job stopped by {describe(error)}; its run is marked KILLED", file=sys.stderr)
+        os._exit(128 + signal_number(error))  # a worker of a stopped sweep takes no further job
+    except (ConfigError, DataFileError, StoreError, MemoryError, *CONFIG_ERRORS) as error:
+        message = _message(error)
+        print(f"dp2pub: error: {message}", file=sys.stderr)
         if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
-            raise JobFailed(str(error)) from None
+            raise JobFailed(message) from None
         raise SystemExit(2) from None
+
+
+def _message(error: BaseException) -> str:
+    """One line for an error a job refuses with."""
+    if isinstance(error, MemoryError):
+        return f"out of memory ({error or 'MemoryError'}): the job needed more than the memory estimate; set limits.memory_gib or shrink the job"
+    if isinstance(error, CONFIG_ERRORS):
+        return one_line(error, sys.argv[1:])
+    return str(error)
 
 
 def main() -> None:
     """Console script ``dp2pub`` (and ``python -m dp2pub``): checks the config group options
-    on the command line, then runs the Hydra application. SIGTERM or Ctrl-C stop it with
-    one line and the shell's status 128 + signal (the running job's run is marked KILLED)."""
+    on the command line, then runs the Hydra application. A config Hydra cannot compose is
+    refused in one line with status 2 (Hydra's errors reach here unprinted: dp2pub sets
+    ``HYDRA_FULL_ERROR=1`` and words them itself); a sweep in which a job was refused exits
+    with status 2 after the other jobs ran. SIGTERM or Ctrl-C stop it with one line and the
+    shell's status 128 + signal (the running job's run is marked KILLED)."""
+    argv = sys.argv[1:]
     try:
-        check_group_options(sys.argv[1:])
+        check_group_options(argv)
     except ConfigError as error:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         app()
     except (KeyboardInterrupt, Terminated) as error:
         print(f"dp2pub: stopped by {describe(error)}; a job that was running is marked KILLED", file=sys.stderr)
         raise SystemExit(128 + signal_number(error)) from None
+    except JobFailed as error:  # its own line was printed by the job
+        print(f"dp2pub: error: the sweep finished with a refused job (first: {error})", file=sys.stderr)
+        raise SystemExit(2) from None
+    except CONFIG_ERRORS as error:
+        print(f"dp2pub: error: {one_line(error, argv)}", file=sys.stderr)
+        raise SystemExit(2) from None

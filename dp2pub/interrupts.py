@@ -5,11 +5,34 @@ the SIGTERM handler, does the same for SIGTERM with :class:`Terminated`. Both un
 the job, so the run's ``with`` block sees them: :func:`dp2pub.tracking.run_tracked` marks the
 run KILLED with the signal in its ``error`` tag, and the command line prints one line and
 exits with 128 + the signal number (143 for SIGTERM, 130 for SIGINT), as a shell expects.
+
+A sweep's worker processes (joblib's loky workers) follow their launcher:
+:func:`follow_launcher` asks the kernel to send the worker SIGTERM when the process that
+started it dies (Linux ``prctl(PR_SET_PDEATHSIG)``), even by SIGKILL. A worker that gets
+SIGTERM during a job ends that job's run KILLED and exits; between jobs it exits at once, so
+no worker goes on with queued jobs of a sweep that is gone. A launcher that gets SIGTERM
+(:func:`terminate_sweep`) passes it on to its workers and waits for them to close their runs
+before it stops.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
+import os
 import signal
+import time
+from collections.abc import Iterator
+
+#: Environment variable naming the pid of the process that launched a sweep.
+LAUNCHER_ENV = "DP2PUB_SWEEP_LAUNCHER"
+#: ``PR_SET_PDEATHSIG`` of Linux's prctl(2).
+PR_SET_PDEATHSIG = 1
+#: Seconds a stopped launcher waits for its workers to close their runs.
+GRACE = 30.0
+
+_job_running = False
 
 
 class Terminated(BaseException):
@@ -22,7 +45,9 @@ class Terminated(BaseException):
 
 
 def raise_terminated(signum: int, frame: object) -> None:
-    """Signal handler: raise :class:`Terminated` where the program is."""
+    """Signal handler: raise :class:`Terminated` where the program is. Once: a second
+    SIGTERM while the first unwinds would interrupt the closing of the run."""
+    signal.signal(signum, signal.SIG_IGN)
     raise Terminated(signum)
 
 
@@ -34,3 +59,77 @@ def signal_number(error: BaseException) -> int:
 def describe(error: BaseException) -> str:
     """``SIGTERM`` or ``SIGINT``."""
     return signal.Signals(signal_number(error)).name
+
+
+def mark_launcher() -> None:
+    """Record this process as the launcher of a sweep, for the workers it starts."""
+    os.environ[LAUNCHER_ENV] = str(os.getpid())
+
+
+def follow_launcher() -> bool:
+    """In a worker process of a sweep launched on this machine: end with SIGTERM (handled
+    by :func:`raise_terminated`) when the launcher dies, or at once if it already has.
+    Returns whether this process is such a worker (False in the launcher itself, outside a
+    sweep, or where ``prctl`` is unavailable)."""
+    launcher = os.environ.get(LAUNCHER_ENV, "")
+    if not launcher.isdigit() or int(launcher) == os.getpid():
+        return False
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return False
+    libc = ctypes.CDLL(libc_name, use_errno=True)
+    signal.signal(signal.SIGTERM, _worker_signal)
+    if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+        return False
+    if os.getppid() != int(launcher):  # the launcher died before prctl: do not outlive it
+        os.kill(os.getpid(), signal.SIGTERM)
+    return True
+
+
+@contextlib.contextmanager
+def running_job() -> Iterator[None]:
+    """Mark the block as a job's work: a worker's SIGTERM then stops the job (its run ends
+    KILLED) instead of ending the process at once."""
+    global _job_running
+    _job_running = True
+    try:
+        yield
+    finally:
+        _job_running = False
+
+
+def _worker_signal(signum: int, frame: object) -> None:
+    """A sweep worker's SIGTERM handler: stop the running job, or exit if there is none."""
+    if _job_running:
+        raise_terminated(signum, frame)
+    os._exit(128 + signum)
+
+
+def child_pids() -> list[int]:
+    """The live child processes of this process (Linux ``/proc``; [] elsewhere)."""
+    children = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            children.append(int(entry))
+    return children
+
+
+def terminate_sweep(signum: int, frame: object) -> None:
+    """A sweep launcher's SIGTERM handler: pass the signal on to the worker processes, give
+    them :data:`GRACE` seconds to close their runs, then stop the launcher."""
+    children = child_pids()
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+    deadline = time.monotonic() + GRACE
+    while children and time.monotonic() < deadline:
+        time.sleep(0.1)
+        children = [pid for pid in children if pid in child_pids()]
+    raise_terminated(signum, frame)

@@ -17,7 +17,7 @@ from dp2pub.data.adult import load_adult
 from dp2pub.data.car import load_car
 from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.dataset import Dataset
-from dp2pub.data.synthetic import make_synthetic
+from dp2pub.data.synthetic import check_shape, make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.oracle_table import oracle_publisher
@@ -48,6 +48,10 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     "mondrian": MondrianPublisher,
     "ldp_nb": LDPNBPublisher,
 }
+
+#: Datasets drawn by a generator from ``n``, ``d``, ``k_min``, ``k_max``: their shape is known
+#: from the config before they are built (the real tables are small and read first).
+GENERATED = ("synthetic", "synthetic_bn")
 
 #: Keys of a config entry that are not arguments of its builder.
 RESERVED = {"name", "seed"}
@@ -87,3 +91,19 @@ def build_dataset(
 def build_publisher(cfg: Mapping) -> Publisher:
     """The publisher described by a ``mechanism`` config entry."""
     return _build("mechanism", PUBLISHERS, cfg)
+
+
+def planned_shape(cfg: Mapping) -> tuple[int, list[int]] | None:
+    """``(n, sizes)`` of a generated dataset from its config entry, before it is drawn, with
+    every domain at its largest size ``k_max`` (None for a real table).
+
+    Raises:
+        ConfigError: naming the ``dataset`` key whose value is out of range.
+    """
+    if cfg.get("name") not in GENERATED:
+        return None
+    try:
+        n, d, _, k_max = check_shape(cfg.get("n"), cfg.get("d"), cfg.get("k_min"), cfg.get("k_max"))
+    except ConfigError as error:
+        raise error.under("dataset") from None
+    return n, [k_max] * d

@@ -1,10 +1,12 @@
 """Reruns that resume: a job's identity, finding it already finished, and closing the runs
 of killed processes.
 
-- A job is identified by the SHA-256 of its resolved config without ``tracking`` and
-  ``paths`` (where results go, not what is computed); runs carry it in the tag
+- A job is identified by the SHA-256 of its resolved config without ``tracking``,
+  ``paths`` and ``limits`` (where results go and what may start, not what is computed); runs carry it in the tag
   ``dp2pub.config_hash``. With ``tracking.skip_finished=true`` a job whose identity already
-  has a FINISHED run in the experiment is skipped, so repeating a sweep adds no runs.
+  has a FINISHED run in the experiment is skipped, so repeating a sweep adds no runs. The
+  check is made again after the job's run is created (:func:`holder`): of two processes that
+  start the same configuration at the same moment, exactly one goes on, whatever the store.
 - Every run records the host and process that write it (``dp2pub.host``, ``dp2pub.pid``,
   ``dp2pub.pid_start``, ``dp2pub.pid_ns``). When a job starts, RUNNING runs of the
   experiment whose process on this host (and pid namespace) no longer exists are marked KILLED: a killed job never stays RUNNING, and its
@@ -30,7 +32,7 @@ HOST_TAG, PID_TAG, START_TAG = "dp2pub.host", "dp2pub.pid", "dp2pub.pid_start"
 #: The process-id namespace (Linux): containers that share a host name do not share pids.
 PIDNS_TAG = "dp2pub.pid_ns"
 #: Top-level config keys that say where results go, not what is computed.
-NOT_IDENTITY = ("tracking", "paths")
+NOT_IDENTITY = ("tracking", "paths", "limits")
 
 
 def config_hash(cfg: Mapping) -> str:
@@ -107,3 +109,21 @@ def finished_run(client: mlflow.MlflowClient, experiment_id: str, identity: str)
         max_results=1,
     )
     return found[0].info.run_id if found else None
+
+
+def holder(client: mlflow.MlflowClient, experiment_id: str, identity: str, own_run_id: str) -> str | None:
+    """The run that holds configuration ``identity``, if it is not ``own_run_id``: a FINISHED
+    run, else the earliest RUNNING one (by start time, then id). Every process that created a
+    run of the configuration sees the same runs in the store, so they agree on the one that
+    goes on; the others delete their runs. (A RUNNING run of a process on another host that
+    died holds its configuration until it is marked KILLED: such processes cannot be checked
+    from here.)"""
+    runs = client.search_runs([experiment_id], filter_string=f"tags.`{HASH_TAG}` = '{identity}'", max_results=5000)
+    finished = [run for run in runs if run.info.status == "FINISHED"]
+    if finished:
+        return finished[0].info.run_id
+    running = sorted((run for run in runs if run.info.status == "RUNNING"),
+                     key=lambda run: (run.info.start_time, run.info.run_id))
+    if running and running[0].info.run_id != own_run_id:
+        return running[0].info.run_id
+    return None

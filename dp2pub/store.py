@@ -14,20 +14,39 @@ line with the repair command instead of a traceback.
 
 Stores other than ``sqlite:///`` (a tracking server, PostgreSQL) are opened as they are: a
 server migrates its own database.
+
+A store that cannot be used is refused within seconds, in one line naming the URI and the
+reason, before the job's work: an unknown scheme, a tracking server that does not answer
+within :data:`TIMEOUT` seconds (MLflow itself would retry for minutes), a SQLite path that is
+a directory or a file that cannot be written. :func:`check_artifact_root` does the same for
+an experiment's artifact location (created and written once for a local directory; listed,
+with the same time limit, for a remote one).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import fcntl
+import os
 import sqlite3
-from collections.abc import Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import mlflow
 from mlflow.exceptions import MlflowException
+from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 
 LOCK_SUFFIX = ".dp2pub-lock"
+#: Seconds a tracking server or a remote artifact store has to answer the first request.
+TIMEOUT = 10.0
+#: URI schemes of MLflow's tracking stores ("" and file: a local folder store).
+SCHEMES = ("", "file", "sqlite", "postgresql", "mysql", "mssql", "http", "https", "databricks", "databricks-uc", "uc")
 
 
 class StoreError(ValueError):
@@ -94,13 +113,103 @@ def repair_hint(uri: str, path: Path | None, leftovers: list[str] = ()) -> str:
     return f"to repair it {backup}{drop}run: mlflow db upgrade {uri}"
 
 
+def _reason(error: BaseException) -> str:
+    """The last, most specific part of a chained network error, in one line."""
+    text = " ".join(str(getattr(error, "reason", error)).split())
+    for marker in ("] ", "Errno "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[-1]
+    return text.strip("'\")(") or type(error).__name__
+
+
+def check_server(uri: str, timeout: float = TIMEOUT) -> None:
+    """Refuse a tracking server that does not answer MLflow's API within ``timeout``
+    seconds (an answer that asks for credentials counts: MLflow's client sends them)."""
+    url = f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):  # noqa: S310 (the user's own server)
+            pass
+    except urllib.error.HTTPError as error:
+        if error.code not in (401, 403):
+            raise StoreError(f"tracking store {uri} answered HTTP {error.code} to MLflow's API ({error.reason}); "
+                             "is it an MLflow tracking server? fix tracking.uri / MLFLOW_TRACKING_URI") from None
+    except (urllib.error.URLError, OSError) as error:
+        raise StoreError(f"tracking store {uri} is unreachable ({_reason(error)}); start the tracking "
+                         "server or fix tracking.uri / MLFLOW_TRACKING_URI") from None
+
+
+def check_uri(uri: str) -> None:
+    """Refuse, in one line and without waiting, a store URI that cannot work: an unknown
+    scheme, an unreachable server, a SQLite path that is a directory or cannot be written."""
+    scheme = urllib.parse.urlparse(uri).scheme
+    if scheme not in SCHEMES and not (len(scheme) == 1 and os.name == "nt"):
+        known = ", ".join(s for s in SCHEMES if s)
+        raise StoreError(f"tracking store {uri} has an unknown scheme {scheme!r}: expected one of {known}")
+    if scheme in ("http", "https"):
+        check_server(uri)
+    path = sqlite_path(uri)
+    if path is None:
+        return
+    if path.is_dir():
+        raise StoreError(f"tracking store {uri}: {path} is a directory; name a database file in it, "
+                         f"e.g. sqlite:///{path / 'mlflow.db'}")
+    if not path.parent.is_dir():
+        raise StoreError(f"tracking store {uri}: the directory {path.parent} does not exist")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StoreError(f"tracking store {uri}: {path} cannot be written (read-only)")
+
+
+def _within(seconds: float, action: Callable[[], Any]) -> Any:
+    """``action()``, or TimeoutError if it has not returned after ``seconds`` (it then goes on
+    in a daemon thread that the process does not wait for)."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(action).result(timeout=seconds)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def check_artifact_root(location: str, timeout: float = TIMEOUT) -> None:
+    """Refuse an artifact location that cannot be written before the job runs: a local
+    directory is created and a file written and removed in it; a remote one must be known
+    to MLflow and answer a listing within ``timeout`` seconds (``mlflow-artifacts:``, served
+    by the tracking server, is checked with the server).
+
+    Raises:
+        StoreError: one line naming the location and the reason.
+    """
+    parsed = urllib.parse.urlparse(location)
+    if parsed.scheme in ("", "file"):
+        folder = Path(urllib.parse.unquote(parsed.path) if parsed.scheme else location)
+        probe = folder / f".dp2pub-write-test-{uuid.uuid4().hex}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as error:
+            raise StoreError(f"artifact location {location} cannot be written ({error.strerror or error}); "
+                             "set tracking.artifact_location to a writable directory") from None
+        return
+    if parsed.scheme == "mlflow-artifacts":
+        return
+    try:
+        _within(timeout, lambda: get_artifact_repository(location).list_artifacts())
+    except concurrent.futures.TimeoutError:
+        raise StoreError(f"artifact location {location} did not answer within {timeout:g} s; "
+                         "check the network or set tracking.artifact_location") from None
+    except Exception as error:  # noqa: BLE001 - any reason the artifact store cannot be used
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise StoreError(f"artifact location {location} cannot be used ({type(error).__name__}: {reason})") from None
+
+
 def open_store(uri: str) -> mlflow.MlflowClient:
     """A client of the store ``uri`` whose schema is complete and current, created or
-    verified under :func:`store_lock`.
+    verified under :func:`store_lock`, after :func:`check_uri`.
 
     Raises:
         StoreError: in one line, naming the store, what is wrong and the repair command.
     """
+    check_uri(uri)
     path = sqlite_path(uri)
     with store_lock(uri):
         if path is not None:
@@ -119,5 +228,5 @@ def open_store(uri: str) -> mlflow.MlflowClient:
             if "out-of-date database schema" in first:
                 raise StoreError(f"tracking store {uri} has an older schema than this MLflow "
                                  f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}") from None
-            raise
+            raise StoreError(f"tracking store {uri} cannot be used: {first}") from None
     return client

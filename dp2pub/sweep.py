@@ -31,7 +31,8 @@ from mlflow.entities import RunStatus
 from omegaconf import DictConfig, OmegaConf
 
 from dp2pub.config import plain_config
-from dp2pub.interrupts import raise_terminated
+from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
+from dp2pub.interrupts import mark_launcher, terminate_sweep
 from dp2pub.store import StoreError
 from dp2pub.tracking import PARENT_TAG, SWEEP_TAG, experiment_name, open_experiment, run_tags
 from dp2pub.validation import ConfigError
@@ -71,13 +72,24 @@ class SweepParentCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Open the parent run. Hydra turns a callback's exceptions into warnings, so a
         failure here is reported in one line and stops the sweep (SystemExit(2)) before any
-        job starts, with the parent, if it was created, left FAILED."""
+        job starts, with the parent, if it was created, left FAILED. Launcher settings that
+        would fail only once the jobs start are refused first."""
+        try:
+            check_launcher(config.hydra.launcher)
+        except ConfigError as error:
+            print(f"dp2pub: error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
         try:
             self._open(config)
         except Exception as error:  # noqa: BLE001 - anything that keeps the parent from opening
             with contextlib.suppress(Exception):  # the store may be what failed
                 self._end(failed=True)
-            reason = error if isinstance(error, (ConfigError, StoreError)) else f"{type(error).__name__}: {error}"
+            if isinstance(error, (ConfigError, StoreError)):
+                reason = str(error)
+            elif isinstance(error, CONFIG_ERRORS):
+                reason = one_line(error, sys.argv[1:])
+            else:
+                reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
             print(f"dp2pub: error: cannot open the sweep's parent run: {reason}", file=sys.stderr)
             raise SystemExit(2) from None
 
@@ -100,7 +112,8 @@ class SweepParentCallback(Callback):
         self.run_id = run.info.run_id
         # Hydra's sweeper raises when a job failed, so on_multirun_end is not reached: exit says FAILED
         atexit.register(self._end, failed=True)
-        signal.signal(signal.SIGTERM, raise_terminated)  # a terminated sweep runs atexit too
+        signal.signal(signal.SIGTERM, terminate_sweep)  # a terminated sweep runs atexit too
+        mark_launcher()  # its worker processes end when it does
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {"run_id": self.run_id, "experiment_id": experiment_id, "uri": uri}
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
@@ -140,6 +153,15 @@ class SweepParentCallback(Callback):
             self.client.log_metric(run_id, name, value)
         ok = not failed and counts["n_jobs"] == counts["n_jobs_finished"]
         self.client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FINISHED if ok else RunStatus.FAILED))
+
+
+def check_launcher(launcher: Mapping) -> None:
+    """Refuse launcher settings that would fail only once the jobs start: joblib's
+    ``n_jobs`` must be an integer other than 0 (negative: that many fewer than the cores + 1)."""
+    if "n_jobs" in launcher:
+        value = launcher["n_jobs"]
+        if isinstance(value, bool) or not isinstance(value, int) or value == 0:
+            raise ConfigError("hydra.launcher.n_jobs", value, "an integer >= 1, or < 0 (-1: one job per core)")
 
 
 def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:

@@ -25,10 +25,11 @@ from mlflow.entities import RunStatus
 from dp2pub.environment import environment_tags
 from dp2pub.interrupts import Terminated, describe
 from dp2pub.job import JobResult
-from dp2pub.resume import HASH_TAG, config_hash, finished_run, process_tags, reap_stale_runs
+from dp2pub.resume import HASH_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
-from dp2pub.store import open_store
-from dp2pub.validation import ConfigError, check_bool
+from dp2pub.store import check_artifact_root, open_store
+from dp2pub.settings import tracking_settings
+from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,9 @@ def outputs_dir(cfg: Mapping) -> Path:
 
 
 def tracking_uri(cfg: Mapping) -> str:
-    """The tracking store this job writes to."""
-    uri = cfg.get("tracking", {}).get("uri") or os.environ.get("MLFLOW_TRACKING_URI")
+    """The tracking store this job writes to: ``tracking.uri``, else a non-empty
+    ``MLFLOW_TRACKING_URI``, else the SQLite file under ``paths.outputs``."""
+    uri = tracking_settings(cfg).uri or os.environ.get("MLFLOW_TRACKING_URI", "").strip()
     return uri or f"sqlite:///{outputs_dir(cfg) / 'mlflow.db'}"
 
 
@@ -115,19 +117,23 @@ def quiet_store_logs() -> None:
 
 def experiment_name(cfg: Mapping) -> str:
     """The MLflow experiment of a job (``tracking.experiment``, default ``dp2pub``)."""
-    return (cfg.get("tracking") or {}).get("experiment") or "dp2pub"
+    return tracking_settings(cfg).experiment
 
 
 def open_experiment(cfg: Mapping) -> tuple[str, str]:
     """The job's tracking URI and experiment id, creating the local store folder and the
     experiment if needed (on the default local store its artifacts go to
-    ``<outputs>/mlartifacts``)."""
+    ``<outputs>/mlartifacts``). The store and the experiment's artifact location are
+    checked first (:mod:`dp2pub.store`): one that cannot be used raises StoreError within
+    seconds, before any work."""
     quiet_store_logs()
     uri = tracking_uri(cfg)
-    if uri.startswith("sqlite:///"):
+    if uri == f"sqlite:///{outputs_dir(cfg) / 'mlflow.db'}":
         outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
-    open_store(uri)  # a new store's schema is created by one process at a time
-    return uri, _experiment_id(cfg, uri)
+    client = open_store(uri)  # a new store's schema is created by one process at a time
+    experiment_id = _experiment_id(cfg, uri)
+    check_artifact_root(client.get_experiment(experiment_id).artifact_location)
+    return uri, experiment_id
 
 
 def _experiment_id(cfg: Mapping, uri: str) -> str:
@@ -136,7 +142,7 @@ def _experiment_id(cfg: Mapping, uri: str) -> str:
     found = client.get_experiment_by_name(name)
     if found is not None:
         return found.experiment_id
-    location = cfg.get("tracking", {}).get("artifact_location")
+    location = tracking_settings(cfg).artifact_location
     if location is None and uri.startswith("sqlite:///"):
         location = (outputs_dir(cfg) / "mlartifacts").as_uri()
     try:
@@ -190,7 +196,8 @@ def run_tracked(
 ) -> tuple[str, JobResult | None]:
     """Run ``job(cfg)`` inside a new MLflow run and log everything; returns the run id and
     the result, or, when ``tracking.skip_finished`` is true and this configuration already
-    has a FINISHED run in the experiment, that run's id and None (no run is added).
+    has a FINISHED run in the experiment (or a concurrent job runs it, see
+    :func:`dp2pub.resume.holder`), that run's id and None (no run is added).
 
     ``cfg`` is the resolved config as plain containers. The run is created before the job
     starts, so even a config error leaves a FAILED run that says why. ``parent`` (``run_id``,
@@ -198,7 +205,7 @@ def run_tracked(
     parent run. Runs left RUNNING by killed processes of this host are marked KILLED first
     (:mod:`dp2pub.resume`).
     """
-    skip = check_bool(cfg.get("tracking", {}).get("skip_finished", False), "tracking.skip_finished")
+    skip = tracking_settings(cfg).skip_finished
     uri, experiment_id = open_experiment(cfg)
     client = mlflow.MlflowClient(uri)
     reap_stale_runs(client, experiment_id)
@@ -212,6 +219,10 @@ def run_tracked(
     except ConfigError:
         pass  # the job refuses the seed itself, into this run's error tag
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
+        if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:
+            mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
+            client.delete_run(run.info.run_id)
+            return other, None
         mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
             result = job(cfg)

@@ -63,3 +63,31 @@ def check_bool(value: Any, key: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(key, value, "true or false")
     return value
+
+
+def check_float(value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True,
+                open_high: bool = True) -> float:
+    """Return ``value`` as a float if it is a number (not a bool or a string) in the interval
+    from ``low`` to ``high`` (open ends by default), else raise ConfigError."""
+    left, right = "(" if open_low else "[", ")" if open_high else "]"
+    allowed = f"a number > {low:g}" if high == math.inf and open_low else f"a number in {left}{low:g}, {high:g}{right}"
+    if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
+        raise ConfigError(key, value, allowed)
+    if (value <= low if open_low else value < low) or (value >= high if open_high else value > high):
+        raise ConfigError(key, value, allowed)
+    return float(value)
+
+
+def check_text(value: Any, key: str, allowed: str = "a non-empty string") -> str:
+    """Return ``value`` if it is a non-empty string (not only blanks)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(key, value, allowed)
+    return value
+
+
+def check_list(value: Any, key: str, allowed: str) -> list:
+    """Return ``value`` as a list if it is a list or tuple (a scalar or a string is refused:
+    ``metrics.ways=2`` must be written ``metrics.ways=[2]``)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(key, value, allowed)
+    return list(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,17 @@ from dp2pub.data.domain import Domain
 def code_dtype(max_size: int) -> np.dtype:
     """The smallest unsigned integer dtype that holds codes ``0 .. max_size-1``."""
     return np.min_scalar_type(max(int(max_size) - 1, 0))
+
+
+#: Bytes of one category label (a short Python string and its slot in the labels tuple).
+LABEL_BYTES = 64
+
+
+def table_bytes(n: int, sizes: Sequence[int]) -> int:
+    """The memory of a :class:`Dataset` of ``n`` records over attributes of domain ``sizes``:
+    its codes and its category labels (computed from the shape alone, before building it)."""
+    largest = max((int(k) for k in sizes), default=1)
+    return int(n) * len(sizes) * code_dtype(largest).itemsize + LABEL_BYTES * sum(int(k) for k in sizes)
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,21 @@ from dp2pub.data.domain import Domain
 from dp2pub.validation import ConfigError, check_int
 
 
-def table_shape(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> tuple[int, np.ndarray]:
-    """Check a generator's ``n >= 1``, ``d >= 1``, ``2 <= k_min <= k_max``, and draw the d
-    domain sizes uniformly from ``[k_min, k_max]``; returns ``(n, sizes)``."""
+def check_shape(n: int, d: int, k_min: int, k_max: int) -> tuple[int, int, int, int]:
+    """Check a generator's ``n >= 1``, ``d >= 1``, ``2 <= k_min <= k_max``; returns them."""
     n = check_int(n, "n", 1)
     d = check_int(d, "d", 1)
     k_min = check_int(k_min, "k_min", 2)
     k_max = check_int(k_max, "k_max", 2)
     if k_min > k_max:
         raise ConfigError("k_min", k_min, f"an integer <= k_max={k_max}")
+    return n, d, k_min, k_max
+
+
+def table_shape(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """Check a generator's shape (:func:`check_shape`) and draw the d domain sizes uniformly
+    from ``[k_min, k_max]``; returns ``(n, sizes)``."""
+    n, d, k_min, k_max = check_shape(n, d, k_min, k_max)
     return n, rng.integers(k_min, k_max, size=d, endpoint=True)
 
 

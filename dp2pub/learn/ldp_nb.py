@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dp2pub.mechanisms import ORACLES
+from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
@@ -100,7 +101,7 @@ class LDPNaiveBayes:
         # report 0: the class; report 1 + j: the pair (x_j, y) as x_j * c + y
         domains = [c] + [int(k) * c for k in sizes]
         if self.strategy == "split":
-            share = self.epsilon / (d + 1)
+            share = split_budget(self.epsilon, d + 1)
             users: list[slice | np.ndarray] = [slice(None)] * (d + 1)
         else:
             share = self.epsilon

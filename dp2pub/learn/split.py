@@ -11,18 +11,13 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.validation import ConfigError
+from dp2pub.validation import ConfigError, check_float
 
 
 def check_test_size(value: object, key: str = "test_size") -> float:
-    """``value`` as a fraction strictly between 0 and 1, or ConfigError naming ``key``."""
-    try:
-        size = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(key, value, "a number in (0, 1)") from None
-    if not 0.0 < size < 1.0:
-        raise ConfigError(key, value, "a number in (0, 1)")
-    return size
+    """``value`` as a fraction strictly between 0 and 1 (a number, not a string), or
+    ConfigError naming ``key``."""
+    return check_float(value, key, 0.0, 1.0)
 
 
 def random_state(rng: np.random.Generator) -> int:
@@ -42,6 +37,10 @@ def split_train_test(data: Dataset, test_size: float, rng: np.random.Generator) 
     test_size = check_test_size(test_size)
     if data.target is None:
         raise ConfigError("dataset", data.name, "a dataset with a target (car, adult) to split for learning")
+    n_test = int(np.ceil(test_size * data.n))  # scikit-learn's rounding of a fractional test_size
+    if n_test < 1 or data.n - n_test < 1:
+        raise ConfigError("test_size", test_size,
+                          f"a fraction that leaves records to train and to test on ({data.name} has {data.n})")
     y = data.column(data.target)
     counts = np.bincount(y.astype(np.int64))
     stratify = y if counts[counts > 0].min() >= 2 else None

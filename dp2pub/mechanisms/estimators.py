@@ -35,12 +35,21 @@ def project_simplex(freq: np.ndarray) -> np.ndarray:
 
     Duchi, Shalev-Shwartz, Singer, Chandra, ICML 2008, Figure 1: sort, find the largest
     ``rho`` with ``u_rho - (sum_{i<=rho} u_i - 1) / rho > 0``, shift by that threshold.
+
+    The projection does not change when a constant is added to every entry, so the largest
+    entry is first subtracted: the sums then start near zero and keep their precision at any
+    magnitude (estimates of 1e16 from tiny budgets), and ``rho = 0`` always qualifies. The
+    threshold is then at least -1, so entries below -1 project to 0 whatever their value:
+    they are raised to -1, which keeps the sums finite for any finite input.
     """
     flat = np.asarray(freq, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("project_simplex needs finite entries")
+    flat = np.maximum(flat - flat.max(), -1.0)
     u = np.sort(flat)[::-1]
     cumulative = np.cumsum(u) - 1.0
     ranks = np.arange(1, u.size + 1)
-    rho = np.nonzero(u - cumulative / ranks > 0)[0][-1]
+    rho = np.nonzero(u - cumulative / ranks > 0)[0][-1]  # never empty: u[0] = 0, cumulative[0] = -1
     theta = cumulative[rho] / (rho + 1)
     return np.maximum(flat - theta, 0.0).reshape(np.shape(freq))
 

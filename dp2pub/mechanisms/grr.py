@@ -4,6 +4,15 @@ Wang, Blocki, Li, Jha, "Locally Differentially Private Protocols for Frequency E
 USENIX Security 2017, section 4.1: a user with value ``x`` reports ``x`` with probability
 ``p = e^eps / (e^eps + k - 1)`` and each other value with probability
 ``q = 1 / (e^eps + k - 1)``, so ``p / q = e^eps``.
+
+What runs is exactly what is analysed: one uniform ``u = j / 2^53`` per user (numpy's
+``random()`` returns exactly such multiples) keeps the value when ``j < K`` and otherwise
+reports other value number ``(j - K) // c``. ``c >= q 2^53`` is q rounded *up* on that grid
+(with a margin for the rounding of ``e^-eps``) and ``K = 2^53 - (k - 1) c``, so the realized
+probabilities ``p = K / 2^53`` and ``q = c / 2^53`` have ``p / q <= e^eps`` at every finite
+budget: above about ``eps = 37 + ln(k - 1)`` (where ``q < 2^-53``) the realized loss stays at
+``ln(2^53 - k + 1)``, less than the budget, instead of the channel turning deterministic.
+Estimators and variances use the realized ``p`` and ``q``.
 """
 
 from __future__ import annotations
@@ -11,6 +20,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+#: numpy's ``Generator.random()`` returns ``j / 2^53`` for a uniform integer ``j < 2^53``.
+GRID = 1 << 53
+#: Relative margin by which q is rounded up before it is put on the grid: covers the
+#: few-ulp error of computing ``e^-eps / (1 + (k - 1) e^-eps)`` in floating point.
+MARGIN = 16 * 2.0**-53
 
 from dp2pub.mechanisms.oracle import FrequencyOracle
 
@@ -25,17 +40,22 @@ class GRR(FrequencyOracle):
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)
-        self.check_informative()
+        e = math.exp(-self.epsilon)  # written with e^-eps: finite for any eps
+        q = e / (1.0 + (self.k - 1) * e)
+        #: Grid counts of one other value (``c``) and of the true value (``K``), see the module docstring.
+        self.other_count = max(1, math.ceil(q * GRID * (1 + MARGIN)))
+        self.keep_count = GRID - (self.k - 1) * self.other_count
+        self.check_informative()  # refuses K <= c: a budget too small for the grid
 
     @property
     def p(self) -> float:
-        """Probability of reporting the true value (written with ``e^-eps``: finite for any eps)."""
-        return 1.0 / (1.0 + (self.k - 1) * math.exp(-self.epsilon))
+        """Probability of reporting the true value, as realized (``K / 2^53``)."""
+        return self.keep_count / GRID
 
     @property
     def q(self) -> float:
-        """Probability of reporting one given other value."""
-        return math.exp(-self.epsilon) / (1.0 + (self.k - 1) * math.exp(-self.epsilon))
+        """Probability of reporting one given other value, as realized (``c / 2^53``)."""
+        return self.other_count / GRID
 
     p_star = p
     q_star = q
@@ -45,11 +65,9 @@ class GRR(FrequencyOracle):
         return self.p / self.q
 
     def privacy_loss(self) -> float:
-        """``ln(p / q)`` of the float channel that :meth:`perturb` realizes: infinite once p
-        rounds to 1 (``(k - 1) e^-eps`` below 2^-53, about eps > 37 + ln(k - 1)), where no
-        uniform draw ever picks another value."""
-        p, q = self.p, self.q
-        return math.log(p / q) if q > 0 and p < 1.0 else math.inf
+        """``ln(p / q)`` of the channel that :meth:`perturb` realizes (``ln(K / c)``): at most
+        the budget, and at most ``ln(2^53 - k + 1)`` however large the budget."""
+        return math.log(self.keep_count / self.other_count)
 
     def transition_matrix(self) -> np.ndarray:
         """Exact channel ``P[x, y] = Pr[report y | value x]`` (rows sum to one)."""
@@ -62,20 +80,23 @@ class GRR(FrequencyOracle):
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Perturb a whole column of values at once; returns reports of the same dtype.
 
-        One uniform ``u`` per user decides both branches: ``u < p`` keeps the value; otherwise
-        ``(u - p) / (1 - p)`` is uniform on [0, 1) and picks one of the ``k - 1`` other values.
-        Any array shape is accepted (each entry is one independent report).
+        One uniform ``u = j / 2^53`` per user decides both branches: ``j < K`` keeps the
+        value; otherwise ``(j - K) // c`` picks one of the ``k - 1`` other values, each on
+        exactly ``c`` of the ``2^53`` grid points. Any array shape is accepted (each entry is
+        one independent report).
         """
         values = np.asarray(values)
         if values.size and (values.min() < 0 or values.max() >= self.k):
             self.check_values(values.ravel())
-        p, k = self.p, self.k
         u = rng.random(values.shape)
-        keep = u < p
-        u -= p
-        u *= (k - 1) / (1.0 - p) if p < 1.0 else 0.0  # p == 1 in floating point: every u < p
-        np.clip(u, 0, k - 2, out=u)  # kept users (u < p) are overwritten below; guards rounding
-        other = u.astype(np.int32)
+        keep = u < self.p  # K / 2^53 is exact in float64
+        u *= GRID  # j, exactly
+        grid = u.astype(np.int64)
+        del u
+        grid -= self.keep_count  # negative for kept users, who are overwritten below
+        grid //= self.other_count
+        other = grid.astype(np.int32)
+        del grid
         other += other >= values
         np.copyto(other, values, where=keep, casting="unsafe")
         return other.astype(values.dtype, copy=False)
@@ -107,7 +128,8 @@ class GRR(FrequencyOracle):
     def variance(self, n: int) -> float:
         """``Var[f_hat(v)]`` for a value of frequency near 0 (Wang et al. 2017, section 4.1):
 
-        ``(e^eps + k - 2) / (n (e^eps - 1)^2)``, the DESIGN table entry.
+        ``(e^eps + k - 2) / (n (e^eps - 1)^2)``, which is ``q (1 - q) / (n (p - q)^2)``,
+        computed with the realized p and q (finite at every budget the oracle accepts).
         """
-        e = math.exp(-self.epsilon)  # the same ratio times e^-2eps / e^-2eps: finite for any eps
-        return (e + (self.k - 2) * e * e) / (n * (1 - e) ** 2)
+        p, q = self.p, self.q
+        return q * (1 - q) / (n * (p - q) ** 2)

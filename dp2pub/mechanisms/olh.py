@@ -57,6 +57,11 @@ class OLH(FrequencyOracle):
         """``h_{a,b}(v)`` elementwise (broadcasting), as int64 buckets in ``0 .. g-1``."""
         return ((a * values + b) % PRIME) % self.g
 
+    @classmethod
+    def memory_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Reports ``(a, b, y)`` as int64 and the hashing temporaries: about 64 bytes a user."""
+        return 64 * n
+
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Reports ``(a, b, y)``: a fresh hash per user, then GRR over the g buckets."""
         values = self.check_values(values).astype(np.int64)

@@ -56,6 +56,13 @@ class FrequencyOracle(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, k={self.k!r})"
 
+    @classmethod
+    def memory_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Upper bound of the memory that perturbing ``n`` values of a ``k``-value attribute
+        takes, reports included, from the parameters alone (before the oracle is built):
+        here one int64 report and a float64 uniform per user."""
+        return 16 * n
+
     def check_informative(self) -> None:
         """Refuse a budget so small that the realized channel is uniform (``p* <= q*`` in
         float64, or after the 2^-32 rounding of exact bits): no estimate would exist, and

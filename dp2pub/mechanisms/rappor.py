@@ -28,7 +28,7 @@ import numpy as np
 
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
+from dp2pub.mechanisms.oracle import CHUNK_CELLS, FrequencyOracle, chunks
 from dp2pub.validation import ConfigError, check_choice, check_int
 
 GUARANTEES = ("permanent", "one_report")
@@ -169,6 +169,15 @@ class RAPPOR(FrequencyOracle):
         return self.epsilon_one
 
     # ----- client
+    @classmethod
+    def memory_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Packed reports (``ceil(num_bits / 8)`` bytes a user), the bits of one chunk, and
+        the ``num_bits x k`` design matrix with the float copies of its rank and
+        pseudo-inverse (built when the oracle is)."""
+        num_bits = options.get("num_bits", 64)
+        m = num_bits if isinstance(num_bits, int) and num_bits > 0 else 64
+        return n * ((m + 7) // 8) + 16 * CHUNK_CELLS + 33 * m * k
+
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Packed reported bits, ``(n, ceil(num_bits / 8))`` uint8."""
         values = self.check_values(values)

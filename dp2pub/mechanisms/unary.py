@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from dp2pub.mechanisms import bits
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks
+from dp2pub.mechanisms.oracle import CHUNK_CELLS, FrequencyOracle, chunks
 from dp2pub.validation import check_epsilon
 
 
@@ -50,6 +50,11 @@ class UnaryEncoding(FrequencyOracle):
 
     def privacy_loss(self) -> float:
         return math.log(self.ratio)
+
+    @classmethod
+    def memory_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Packed reports, ``ceil(k / 8)`` bytes a user, and the bits of one chunk."""
+        return n * ((k + 7) // 8) + 16 * CHUNK_CELLS
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Packed reports: every bit Bernoulli(q), then bit ``x`` of each user Bernoulli(p)."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import math
-
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, table_bytes
 from dp2pub.metrics.marginals import marginal_counts
 
 
@@ -86,3 +86,27 @@ class Publisher(Protocol):
 
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         """Publish ``data`` spending at most ``epsilon`` per user."""
+
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """An upper estimate of the memory that publishing ``n`` records over attributes of
+        domain ``sizes`` takes beside the input table, from the shape alone (the job refuses
+        what would not fit before any work, see :mod:`dp2pub.limits`)."""
+
+
+def working_bytes(n: int, sizes: Sequence[int]) -> int:
+    """The memory of publishing a table column by column: the published copy of the table
+    and, for the column being perturbed, a few 8-byte arrays per user. The base of every
+    publisher's :meth:`Publisher.memory_bytes`."""
+    return table_bytes(n, sizes) + 32 * int(n)
+
+
+def channel_bytes(sizes: Sequence[int]) -> int:
+    """The memory of a k x k float64 channel matrix (and its inverse) per attribute."""
+    return 16 * sum(int(k) ** 2 for k in sizes)
+
+
+def network_bytes(sizes: Sequence[int], degree: int) -> int:
+    """The memory of a Bayesian network's largest tables: the joint counts of an attribute
+    and ``degree`` parents over the largest domains, float64, a few at a time."""
+    largest = sorted((int(k) for k in sizes), reverse=True)[: degree + 1]
+    return 32 * math.prod(largest)

@@ -22,13 +22,16 @@ run the same code; the setting is recorded in the artifacts.
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.publish.base import Outcome, TableRelease
+from dp2pub.mechanisms.accounting import fit_shares, split_budget
+from dp2pub.publish.base import Outcome, TableRelease, channel_bytes, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
 from dp2pub.publish.pram import perturb_table
 from dp2pub.structure.bayes_net import greedy_bayes
@@ -62,9 +65,18 @@ class DP2PubPublisher:
         check_choice(self.trust, "trust", ("local", "trusted"))
         check_choice(self.prior, "prior", PRIORS)
 
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """PRAM's memory, the structure phase's network and a joint table of at most
+        ``max_cells`` cells per cluster (float64, a few per cluster)."""
+        d = len(sizes)
+        return (2 * working_bytes(n, sizes) + channel_bytes(sizes) + network_bytes(sizes, min(self.degree, d - 1))
+                + 32 * d * min(self.max_cells, math.prod(int(k) for k in sizes)))
+
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        if data.d < 2 or self.degree >= data.d:
+        if data.d < 2:
+            raise ConfigError("dataset.d", data.d, "at least 2 attributes for dp2pub's network")
+        if self.degree >= data.d:
             raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
         sizes = data.domain.sizes
         times: dict[str, float] = {}
@@ -80,7 +92,8 @@ class DP2PubPublisher:
             if in_structure.all():
                 raise ConfigError("mechanism.structure_fraction", self.structure_fraction, "a share that leaves release users")
             learners, releasers = data.rows(in_structure), data.rows(~in_structure)
-        reports, oracles = perturb_table(learners, [eps1 / data.d] * data.d, rng)
+        share1 = split_budget(eps1, data.d)
+        reports, oracles = perturb_table(learners, [share1] * data.d, rng)
         times["perturb"] = time.perf_counter() - start
 
         mark = time.perf_counter()
@@ -91,6 +104,9 @@ class DP2PubPublisher:
         clusters = cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells)
         weights = cluster_weights(clusters, entropies)
         budgets = attribute_budgets(clusters, weights, eps2, data.d)
+        # what one user pays in all: structure and release (split=budget) or release alone
+        paid = [share1] * data.d if self.split == "budget" else []
+        budgets = np.array(fit_shares([*paid, *budgets], epsilon)[len(paid):])
 
         mark = time.perf_counter()
         released, release_oracles = perturb_table(releasers, list(budgets), rng)
@@ -106,7 +122,7 @@ class DP2PubPublisher:
         table = releasers.with_codes(published)
         names = data.domain.names
         group = "all" if self.split == "budget" else "structure"
-        ledger = [{"phase": "structure", "attribute": a, "epsilon": eps1 / data.d, "users": group} for a in names]
+        ledger = [{"phase": "structure", "attribute": a, "epsilon": share1, "users": group} for a in names]
         cluster_of = {a: index for index, cluster in enumerate(clusters) for a in cluster}
         ledger += [
             {"phase": "release", "attribute": names[a], "epsilon": float(budgets[a]), "cluster": cluster_of[a],

@@ -43,7 +43,7 @@ from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.metrics.marginals import marginal_counts
-from dp2pub.publish.base import Outcome
+from dp2pub.publish.base import Outcome, working_bytes
 from dp2pub.validation import ConfigError, check_choice, check_int
 
 
@@ -131,6 +131,10 @@ class _KAnonymity:
             overlap = set(self.quasi_identifiers or []) & set(others)
             if overlap:
                 raise ConfigError(key, others, f"attributes that are not quasi-identifiers (both: {sorted(overlap)})")
+
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """The generalized table, its per-record class keys and value widths (int64)."""
+        return working_bytes(n, sizes) + 32 * int(n) * len(sizes)
 
     def sensitive_names(self, data: Dataset) -> list[str]:
         """The sensitive attributes: as given, or the dataset's target when not given."""

@@ -11,16 +11,17 @@ with the same ``alpha`` on the same training rows, without privacy).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
+from dp2pub.mechanisms import ORACLES
 from dp2pub.learn.models import naive_bayes
 from dp2pub.learn.split import random_state
-from dp2pub.publish.base import Outcome
+from dp2pub.publish.base import Outcome, working_bytes
 from dp2pub.validation import ConfigError
 
 
@@ -73,6 +74,12 @@ class LDPNBPublisher:
 
     def __post_init__(self) -> None:
         LDPNaiveBayes(self.oracle, 1.0, self.estimator, self.strategy, self.alpha, self.options)  # checks
+
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """The reports of every (value, class) pair: one oracle report per user and feature
+        over a domain of value x class (the class is the largest attribute at most)."""
+        pairs = max((int(k) for k in sizes), default=1) ** 2
+        return working_bytes(n, sizes) + len(sizes) * ORACLES[self.oracle].memory_bytes(n, pairs, **self.options)
 
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         """Fit the model on the reports of every record of ``data``."""

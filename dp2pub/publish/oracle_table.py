@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms import ORACLES
+from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.mechanisms.oracle import FrequencyOracle, chunks, rowwise_outer
 from dp2pub.metrics.marginals import marginal_counts
-from dp2pub.publish.base import Outcome
+from dp2pub.publish.base import Outcome, working_bytes
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
 STRATEGIES: tuple[str, ...] = ("split", "sample")
@@ -138,6 +139,13 @@ class OraclePublisher:
     def name(self) -> str:
         return self.oracle
 
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """The table's working memory and every attribute's reports (all kept for the joint
+        marginals; ``sample``: each user reports one attribute)."""
+        per_user = [ORACLES[self.oracle].memory_bytes(n, int(k), **self.options) for k in sizes]
+        reports = sum(per_user) if self.strategy == "split" else max(per_user, default=0)
+        return working_bytes(n, sizes) + reports
+
     def _oracles(self, data: Dataset, share: float) -> tuple[FrequencyOracle, ...]:
         try:
             return tuple(ORACLES[self.oracle](share, int(k), **self.options) for k in data.domain.sizes)
@@ -147,7 +155,7 @@ class OraclePublisher:
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         split = self.strategy == "split"
-        share = epsilon / data.d if split else epsilon
+        share = split_budget(epsilon, data.d) if split else epsilon
         oracles = self._oracles(data, share)
         start = time.perf_counter()
         if split:

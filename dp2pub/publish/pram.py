@@ -11,13 +11,15 @@ attribute is treated alone — DP2-Pub's clusters address that.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
+from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.publish.base import Outcome, TableRelease
+from dp2pub.publish.base import Outcome, TableRelease, channel_bytes, working_bytes
 from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
 from dp2pub.validation import check_choice, check_epsilon
 
@@ -42,9 +44,13 @@ class PRAMPublisher:
     def __post_init__(self) -> None:
         check_choice(self.prior, "prior", PRIORS)
 
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """The table's working memory, the GRR reports and one k x k channel per attribute."""
+        return 2 * working_bytes(n, sizes) + channel_bytes(sizes)
+
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        share = epsilon / data.d
+        share = split_budget(epsilon, data.d)
         start = time.perf_counter()
         reports, oracles = perturb_table(data, [share] * data.d, rng)
         perturbed = time.perf_counter()

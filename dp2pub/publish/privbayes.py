@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
+from dp2pub.mechanisms.accounting import fit_shares
 from dp2pub.metrics.marginals import joint_codes, marginal_counts
-from dp2pub.publish.base import Outcome, TableRelease
+from dp2pub.publish.base import Outcome, TableRelease, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import sample_rows
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
 from dp2pub.validation import ConfigError, check_epsilon, check_int
@@ -107,6 +109,12 @@ class PrivBayesPublisher:
         if self.degree is None and self.theta is None:
             raise ConfigError("degree", None, "an integer >= 1, or set theta to choose it")
 
+    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+        """The table's working memory, the sampled table, and the network's tables
+        (``theta`` chooses the degree from the data: estimated at degree 3)."""
+        degree = self.degree if self.degree is not None else 3
+        return 2 * working_bytes(n, sizes) + len(sizes) * network_bytes(sizes, min(degree, len(sizes) - 1))
+
     def choose_degree(self, data: Dataset, epsilon2: float) -> int:
         """``degree`` if set, else the theta-useful degree (at least 1, at most d - 1)."""
         if self.theta is None:
@@ -123,7 +131,7 @@ class PrivBayesPublisher:
         epsilon = check_epsilon(epsilon)
         if data.d < 2:
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for a network")
-        eps1, eps2 = self.beta * epsilon, (1 - self.beta) * epsilon
+        eps1, eps2 = fit_shares([self.beta * epsilon, (1 - self.beta) * epsilon], epsilon)
         degree = self.choose_degree(data, eps2)
         start = time.perf_counter()
         select = exponential_selector(eps1 / (data.d - 1), mi_sensitivity(data.n))

@@ -4,6 +4,8 @@ variances and a privacy loss of at most epsilon, or refuses the budget in one Co
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -15,19 +17,13 @@ from tests.conftest import run_cli
 BUDGETS = [1e-320, *np.logspace(-300, 300, 31), 1e308, float(np.finfo(float).max)]
 
 
-def exact_up_to(oracle) -> float:
-    """GRR and OLH (GRR over its buckets) draw one float64 uniform per user: once the
-    probability of reporting another value is below 2^-53 they never do (see the xfail)."""
-    return 30.0 if oracle in (GRR, OLH) else np.inf
-
-
 @pytest.mark.parametrize("oracle", [GRR, SUE, OUE, OLH], ids=lambda c: c.name)
 @pytest.mark.parametrize("k", [2, 16, 1000])
 def test_every_budget_runs_finitely_or_is_refused_in_one_line(oracle, k):
     rng = np.random.default_rng(k)
     values = rng.integers(0, k, 3000)
     refused = []
-    for epsilon in [b for b in BUDGETS if b <= exact_up_to(oracle)]:
+    for epsilon in BUDGETS:
         try:
             mechanism = oracle(epsilon=float(epsilon), k=k)
         except ConfigError as error:
@@ -51,10 +47,11 @@ def test_a_budget_too_small_for_any_oracle_is_refused_on_the_command_line(tmp_pa
     assert line.startswith("dp2pub: error: ") and "is invalid: expected a budget per report at which grr" in line
 
 
-@pytest.mark.xfail(strict=True, reason="GRR draws one float64 uniform per user, so above about eps = 37 + ln(k-1) "
-                   "(another value's probability (k-1)e^-eps < 2^-53) it never lies: the realized channel is "
-                   "deterministic and its privacy loss infinite. Needs exact sampling of tiny probabilities, or a "
-                   "refusal of those budgets (which the noise-free ceiling experiments at eps=1000 rely on).")
 @pytest.mark.parametrize("oracle", [GRR, OLH], ids=lambda c: c.name)
 def test_grr_realizes_its_budget_at_huge_epsilon(oracle):
-    assert oracle(epsilon=1000.0, k=16).privacy_loss() <= 1000.0
+    """Above about eps = 37 + ln(k - 1) another value's probability is below the 2^-53 grid
+    of a uniform draw: it is rounded up to one grid point, so the realized channel keeps a
+    finite loss, ln(2^53 - k + 1), below the budget."""
+    loss = oracle(epsilon=1000.0, k=16).privacy_loss()
+    assert loss <= 1000.0
+    assert loss == pytest.approx(math.log(2.0**53 - 15))

@@ -1,0 +1,29 @@
+"""Budget shares whose exact sum never exceeds the budget.
+
+``epsilon / d`` is rounded to the nearest float, up as often as down, so d such shares can
+add up to a hair more than epsilon (``3 * (0.1 / 3) > 0.1``; ``10 * (1e-5 / 10) = 1.0000000000000003e-05``).
+Every publisher that splits its budget takes its shares from :func:`fit_shares`, which lowers
+them by a few units in the last place until their exact sum (``math.fsum``, the same sum
+that composes the ledger into ``epsilon_spent``) is at most the budget: the accounting is
+then exact, with no tolerance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def fit_shares(shares: Sequence[float], epsilon: float) -> list[float]:
+    """``shares`` (each >= 0), each lowered by the same few ulps if needed, so that
+    ``math.fsum(shares) <= epsilon``. Shares that are equal stay equal."""
+    fitted = [float(share) for share in shares]
+    while math.fsum(fitted) > epsilon:
+        fitted = [math.nextafter(share, 0.0) for share in fitted]
+    return fitted
+
+
+def split_budget(epsilon: float, parts: int) -> float:
+    """The share of each of ``parts`` equal uses of ``epsilon`` (``epsilon / parts``, lowered
+    so that ``parts`` of them sum to at most ``epsilon``)."""
+    return fit_shares([epsilon / parts] * parts, epsilon)[0]

@@ -1,0 +1,98 @@
+"""Sweeps stopped from outside, and sweeps that race: a joblib sweep whose launcher gets
+SIGTERM or SIGKILL takes its workers with it (no worker goes on with queued jobs), every
+run it leaves is KILLED or FAILED with the signal named, and a rerun with
+``tracking.skip_finished=true`` completes the grid with exactly one FINISHED run per
+configuration. Two identical sweeps started together with ``skip_finished`` run each
+configuration once."""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dp2pub.resume import PID_TAG, process_alive
+from tests.conftest import runs_in
+
+#: Jobs of a few seconds each (1 million users, 12 attributes, 1- to 3-way marginals).
+JOB = ["dataset.n=1000000", "dataset.d=12", "metrics.ways=[1,2,3]", "metrics.max_subsets=20"]
+GRID = "epsilon=1,2,3,4,5,6"
+
+
+def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "dp2pub", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *JOB, GRID,
+         f"tracking.uri={uri}", "tracking.experiment=sweeps", f"paths.outputs={tmp_path / 'out'}", *extra],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def jobs(uri: str) -> list:
+    return [run for run in runs_in(uri, "sweeps") if run.data.tags.get("dp2pub.sweep") != "parent"]
+
+
+def wait_for_running_jobs(uri: str, proc: subprocess.Popen, count: int, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        if sum(run.info.status == "RUNNING" for run in jobs(uri)) >= count:
+            time.sleep(1.0)
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{count} RUNNING jobs did not appear")
+
+
+def wait_until_workers_are_gone(pids: set[int], timeout: float = 30) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if not any(process_alive(pid, None) for pid in pids):
+            return time.monotonic() - start
+        time.sleep(0.2)
+    raise AssertionError(f"workers {sorted(pids)} still run {timeout} s after their launcher ended")
+
+
+def rerun_completes_the_grid(tmp_path: Path, uri: str) -> None:
+    rerun = sweep(tmp_path, uri, "tracking.skip_finished=true")
+    assert rerun.wait(timeout=600) == 0, rerun.communicate()[1]
+    statuses = collections.defaultdict(list)
+    for run in jobs(uri):
+        statuses[float(run.data.params["epsilon"])].append(run.info.status)
+    assert sorted(statuses) == [1, 2, 3, 4, 5, 6]
+    assert all(status.count("FINISHED") == 1 for status in statuses.values()), dict(statuses)
+    assert not any("RUNNING" in status for status in statuses.values()), dict(statuses)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_stopped_sweep_takes_its_workers_along_and_a_rerun_completes_it(tmp_path, signum):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    proc = sweep(tmp_path, uri)
+    wait_for_running_jobs(uri, proc, 2)
+    workers = {int(run.data.tags[PID_TAG]) for run in jobs(uri) if run.info.status == "RUNNING"}
+    assert proc.pid not in workers  # the jobs run in loky worker processes
+    proc.send_signal(signum)
+    proc.communicate(timeout=60)
+    wait_until_workers_are_gone(workers)
+    stopped = [run for run in jobs(uri) if run.info.status != "FINISHED"]
+    assert stopped and all(run.info.status == "KILLED" for run in stopped), [r.info.status for r in stopped]
+    assert all(run.data.tags["error"] == "stopped by SIGTERM" for run in stopped)
+    assert len(jobs(uri)) < 6  # the queued jobs did not run after their launcher ended
+    rerun_completes_the_grid(tmp_path, uri)
+
+
+def test_two_identical_sweeps_started_together_run_each_configuration_once(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    first = sweep(tmp_path, uri, "tracking.skip_finished=true")
+    second = sweep(tmp_path, uri, "tracking.skip_finished=true")
+    for proc in (first, second):
+        assert proc.wait(timeout=600) == 0, proc.communicate()[1]
+    finished = collections.Counter(float(run.data.params["epsilon"]) for run in jobs(uri)
+                                   if run.info.status == "FINISHED")
+    assert finished == {e: 1 for e in range(1, 7)}
+    assert all(run.info.status == "FINISHED" for run in jobs(uri))  # the losers deleted theirs
