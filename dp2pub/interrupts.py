@@ -22,6 +22,7 @@ import ctypes
 import ctypes.util
 import os
 import signal
+import socket
 import time
 from collections.abc import Iterator
 
@@ -62,17 +63,27 @@ def describe(error: BaseException) -> str:
 
 
 def mark_launcher() -> None:
-    """Record this process as the launcher of a sweep, for the workers it starts."""
-    os.environ[LAUNCHER_ENV] = str(os.getpid())
+    """Record this process (``host:pid``) as the launcher of a sweep, for the workers it starts."""
+    os.environ[LAUNCHER_ENV] = f"{socket.gethostname()}:{os.getpid()}"
 
 
 def follow_launcher() -> bool:
-    """In a worker process of a sweep launched on this machine: end with SIGTERM (handled
-    by :func:`raise_terminated`) when the launcher dies, or at once if it already has.
-    Returns whether this process is such a worker (False in the launcher itself, outside a
-    sweep, or where ``prctl`` is unavailable)."""
-    launcher = os.environ.get(LAUNCHER_ENV, "")
-    if not launcher.isdigit() or int(launcher) == os.getpid():
+    """In a worker process that the sweep's launcher started on this machine (joblib's loky
+    workers): end with SIGTERM when the launcher dies (see :func:`_worker_signal`), or at
+    once if it is already gone. Returns whether this process is such a worker: False in the
+    launcher itself, outside a sweep, on another host (a Slurm job inherits the submitting
+    shell's environment), for a process the launcher did not start, or without ``prctl``."""
+    host, _, pid = os.environ.get(LAUNCHER_ENV, "").rpartition(":")
+    if not pid.isdigit() or host != socket.gethostname() or int(pid) == os.getpid():
+        return False
+    launcher = int(pid)
+    if os.getppid() != launcher:
+        try:
+            os.kill(launcher, 0)
+        except ProcessLookupError:  # an orphan of a sweep that is gone: take no job
+            os._exit(128 + int(signal.SIGTERM))
+        except PermissionError:
+            pass
         return False
     libc_name = ctypes.util.find_library("c")
     if not libc_name:
@@ -81,8 +92,8 @@ def follow_launcher() -> bool:
     signal.signal(signal.SIGTERM, _worker_signal)
     if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
         return False
-    if os.getppid() != int(launcher):  # the launcher died before prctl: do not outlive it
-        os.kill(os.getpid(), signal.SIGTERM)
+    if os.getppid() != launcher:  # the launcher died before prctl: do not outlive it
+        os._exit(128 + int(signal.SIGTERM))
     return True
 
 

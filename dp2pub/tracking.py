@@ -219,20 +219,21 @@ def run_tracked(
     except ConfigError:
         pass  # the job refuses the seed itself, into this run's error tag
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
-        if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:
-            mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
-            client.delete_run(run.info.run_id)
-            return other, None
-        mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
         try:
-            result = job(cfg)
+            if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:
+                mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
+                client.delete_run(run.info.run_id)
+                return other, None
+            mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
+            try:
+                result = job(cfg)
+            except Exception as error:
+                mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
+                raise
+            mlflow.log_metrics(result.metrics)
+            _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
         except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
             mlflow.set_tag("error", f"stopped by {describe(error)}")
             mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))
             raise
-        except BaseException as error:
-            mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
-            raise
-        mlflow.log_metrics(result.metrics)
-        _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
     return run.info.run_id, result
