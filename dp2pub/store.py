@@ -142,7 +142,7 @@ def check_uri(uri: str) -> None:
     """Refuse, in one line and without waiting, a store URI that cannot work: an unknown
     scheme, an unreachable server, a SQLite path that is a directory or cannot be written."""
     scheme = urllib.parse.urlparse(uri).scheme
-    if scheme not in SCHEMES and not (len(scheme) == 1 and os.name == "nt"):
+    if scheme not in SCHEMES:
         known = ", ".join(s for s in SCHEMES if s)
         raise StoreError(f"tracking store {uri} has an unknown scheme {scheme!r}: expected one of {known}")
     if scheme in ("http", "https"):

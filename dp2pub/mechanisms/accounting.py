@@ -14,11 +14,18 @@ import math
 from collections.abc import Sequence
 
 
-def fit_shares(shares: Sequence[float], epsilon: float) -> list[float]:
-    """``shares`` (each >= 0), each lowered by the same few ulps if needed, so that
-    ``math.fsum(shares) <= epsilon``. Shares that are equal stay equal."""
+def fit_shares(shares: Sequence[float], epsilon: float, spent: Sequence[float] = ()) -> list[float]:
+    """``shares`` (each >= 0), each lowered by the same few ulps if needed, so that with the
+    shares already ``spent`` (used as they are) ``math.fsum`` of all is at most ``epsilon``.
+    Shares that are equal stay equal.
+
+    Raises:
+        ValueError: if ``spent`` alone exceeds ``epsilon``.
+    """
+    if math.fsum(spent) > epsilon:
+        raise ValueError(f"shares already spent ({math.fsum(spent)!r}) exceed the budget {epsilon!r}")
     fitted = [float(share) for share in shares]
-    while math.fsum(fitted) > epsilon:
+    while math.fsum([*spent, *fitted]) > epsilon:
         fitted = [math.nextafter(share, 0.0) for share in fitted]
     return fitted
 

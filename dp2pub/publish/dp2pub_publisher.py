@@ -104,9 +104,9 @@ class DP2PubPublisher:
         clusters = cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells)
         weights = cluster_weights(clusters, entropies)
         budgets = attribute_budgets(clusters, weights, eps2, data.d)
-        # what one user pays in all: structure and release (split=budget) or release alone
+        # the release shares, with what a user already paid for the structure (split=budget)
         paid = [share1] * data.d if self.split == "budget" else []
-        budgets = np.array(fit_shares([*paid, *budgets], epsilon)[len(paid):])
+        budgets = np.array(fit_shares(list(budgets), epsilon, spent=paid))
 
         mark = time.perf_counter()
         released, release_oracles = perturb_table(releasers, list(budgets), rng)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms.accounting import fit_shares
+from dp2pub.mechanisms.accounting import fit_shares, split_budget
 from dp2pub.metrics.marginals import joint_codes, marginal_counts
 from dp2pub.publish.base import Outcome, TableRelease, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import sample_rows
@@ -134,7 +134,7 @@ class PrivBayesPublisher:
         eps1, eps2 = fit_shares([self.beta * epsilon, (1 - self.beta) * epsilon], epsilon)
         degree = self.choose_degree(data, eps2)
         start = time.perf_counter()
-        select = exponential_selector(eps1 / (data.d - 1), mi_sensitivity(data.n))
+        select = exponential_selector(split_budget(eps1, data.d - 1), mi_sensitivity(data.n))
         network = greedy_bayes(data, degree, rng=rng, select=select)
         learned = time.perf_counter()
         tables = noisy_conditionals(data, network, eps2, rng)

@@ -1,0 +1,35 @@
+"""Budget shares whose exact sum never exceeds the budget (dp2pub.mechanisms.accounting)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dp2pub.mechanisms.accounting import fit_shares, split_budget
+
+
+def test_plain_division_overspends_and_split_budget_does_not():
+    assert math.fsum([1e-5 / 10] * 10) > 1e-5  # the case the job's check caught
+    assert math.fsum([split_budget(1e-5, 10)] * 10) <= 1e-5
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(epsilon=st.floats(1e-300, 1e300), parts=st.integers(1, 500),
+       fraction=st.floats(0.01, 0.99), release=st.lists(st.floats(0.01, 1.0), min_size=1, max_size=30))
+def test_shares_fitted_after_a_spent_phase_stay_within_the_budget(epsilon, parts, fraction, release):
+    """DP2-Pub's two phases: the structure shares are spent first and cannot change; the
+    release shares (weights of what is left) are fitted around them."""
+    spent = [split_budget(fraction * epsilon, parts)] * parts
+    left = (1 - fraction) * epsilon
+    shares = [left * w / math.fsum(release) for w in release]
+    fitted = fit_shares(shares, epsilon, spent=spent)
+    assert math.fsum([*spent, *fitted]) <= epsilon
+    assert all(0 <= f <= s and f >= s * (1 - 1e-12) for f, s in zip(fitted, shares))
+
+
+def test_a_spent_phase_over_the_budget_is_refused():
+    with pytest.raises(ValueError, match="exceed the budget"):
+        fit_shares([0.1], 1.0, spent=[0.6, 0.5])
