@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -30,12 +31,25 @@ def compose_config(overrides: list[str]):
         return compose(config_name="config", overrides=overrides)
 
 
-def run_cli(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output."""
+#: Address space a capped CLI may map: a normal job maps about 3 GiB (Python, numpy,
+#: scikit-learn, MLflow and their thread pools' reservations), so 6 GiB runs every job of the
+#: tests and fails, instead of allocating, any job whose size check let too much through.
+MEMORY_CAP_BYTES = 6 * 2**30
+
+
+def cap_memory() -> None:
+    """Limit the calling (child) process's address space to MEMORY_CAP_BYTES."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+
+
+def run_cli(args: list[str], cwd: Path, env: dict | None = None, capped: bool = False,
+            prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output; ``capped`` runs it
+    under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it."""
     full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     full_env.pop("MLFLOW_TRACKING_URI", None)
     return subprocess.run(
-        [sys.executable, "-m", "dp2pub", *args],
+        [*prefix, sys.executable, "-m", "dp2pub", *args], preexec_fn=cap_memory if capped else None,
         cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300,
     )
 

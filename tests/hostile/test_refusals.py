@@ -5,7 +5,11 @@ the one stderr line naming the key and the value, the wall time, and the store: 
 left RUNNING (a refusal found after the run started leaves it FAILED with the same line).
 
 The unusual inputs that must *run* are at the end (huge and tiny budgets, DP2-Pub's largest
-clusters at a tiny budget)."""
+clusters at a tiny budget).
+
+Every CLI here runs under an address-space cap (tests.conftest.cap_memory, 6 GiB): a size
+estimate that regressed would let a job start allocating, and the cap turns that into a
+failing case instead of an exhausted machine."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, runs_in
+from tests.conftest import cap_memory, run_cli, runs_in
 
 #: Seconds within which a refusal must come: the CLI's own start (Python, numpy, pandas,
 #: scikit-learn, Hydra, MLflow: about 3 s here, up to 3x that on a loaded 2-core machine)
@@ -99,7 +103,7 @@ def refuse(overrides: list[str], tmp_path: Path, uri: str | None = None, env: di
     start = time.monotonic()
     flags = [o for o in overrides if o.startswith("-")]  # the bad value comes last: it wins
     done = run_cli([*flags, f"tracking.uri={uri}", "tracking.experiment=hostile", f"paths.outputs={tmp_path}",
-                    *[o for o in overrides if o not in flags]], cwd=tmp_path, env=env)
+                    *[o for o in overrides if o not in flags]], cwd=tmp_path, env=env, capped=True)
     return done, time.monotonic() - start
 
 
@@ -154,6 +158,7 @@ def test_an_empty_tracking_uri_in_the_environment_of_a_cluster_sweep_is_refused(
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "dp2pub", "-m", "cluster=ray", "epsilon=1,2",
                            f"paths.outputs={tmp_path}"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          preexec_fn=cap_memory,
                           timeout=120)
     assert_refused(done, time.monotonic() - start, "tracking.uri='' is invalid: expected a store URI", None)
 
@@ -197,12 +202,9 @@ def test_what_cannot_be_written_or_read_is_refused_in_one_line(case, tmp_path):
         os.chmod(work / "car.data", 0)
         overrides, message = ["dataset=car", f"paths.data_dir={work}"], "car.data: cannot be read (Permission denied)"
     os.chmod(locked, 0o555)
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
-    env.pop("MLFLOW_TRACKING_URI", None)
     start = time.monotonic()
-    done = subprocess.run([*without_root_override(), sys.executable, "-m", "dp2pub", *overrides,
-                           f"tracking.uri={store}", "tracking.experiment=hostile", f"paths.outputs={work / 'out'}"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli([*overrides, f"tracking.uri={store}", "tracking.experiment=hostile",
+                    f"paths.outputs={work / 'out'}"], cwd=work, capped=True, prefix=tuple(without_root_override()))
     assert_refused(done, time.monotonic() - start, message, None)
 
 
@@ -222,7 +224,7 @@ MUST_RUN = [
 def test_an_unusual_but_valid_input_runs_to_a_finished_run(epsilon, overrides, tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done = run_cli([*overrides, f"epsilon={epsilon!r}", f"tracking.uri={uri}", "tracking.experiment=hostile",
-                    f"paths.outputs={tmp_path}", "metrics.max_subsets=5"], cwd=tmp_path)
+                    f"paths.outputs={tmp_path}", "metrics.max_subsets=5"], cwd=tmp_path, capped=True)
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = runs_in(uri, "hostile")
     assert run.info.status == "FINISHED"
