@@ -12,9 +12,9 @@ without Hydra or MLflow::
     print(evaluate_marginals(data, outcome.release, rng).metrics)
 """
 
-from dp2pub.data import Dataset, Domain, make_synthetic
+from dp2pub.data import Dataset, Domain, make_synthetic, marginal_counts
 from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, postprocess, project_simplex
-from dp2pub.metrics import evaluate_marginals, marginal_counts, mse, tvd
+from dp2pub.metrics import evaluate_marginals, mse, tvd
 from dp2pub.publish import OraclePublisher, Outcome, TableRelease
 from dp2pub.validation import ConfigError
 

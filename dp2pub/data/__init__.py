@@ -2,6 +2,7 @@
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
+from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.data.errors import DataFileError, DataNotFoundError
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
@@ -15,9 +16,11 @@ __all__ = [
     "Dataset",
     "Domain",
     "code_dtype",
+    "joint_codes",
     "load_adult",
     "load_car",
     "load_privbayes",
     "make_synthetic",
     "make_synthetic_bn",
+    "marginal_counts",
 ]

@@ -36,7 +36,7 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.data.synthetic import table_shape
-from dp2pub.metrics.marginals import joint_codes
+from dp2pub.data.marginals import joint_codes
 from dp2pub.validation import ConfigError, check_int
 
 #: Largest CPT (parent configurations x values) a node may have.

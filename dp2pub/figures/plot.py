@@ -177,7 +177,7 @@ def plot_study(spec: StudySpec, summary: pd.DataFrame, directory: Path) -> list[
     """Draw the study (with its theory curves, if any) and write PNG and PDF; returns the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(style.RC):
-        theory = spec.theory(spec, summary) if spec.theory is not None else None
+        theory = spec.theory(spec.params, spec.x, summary) if spec.theory is not None else None
         fig = build_figure(spec, summary, theory)
         paths = figure_paths(directory, spec.name)
         for fmt, path in paths.items():

@@ -47,7 +47,7 @@ class StudySpec:
         y_limits: metric -> fixed y axis limits (e.g. (0, 1) for an accuracy).
         param_labels: parameter -> short name in panel titles.
         hue_labels: hue value -> legend label (default: the name in :mod:`dp2pub.figures.style`).
-        theory: summary frame -> dense theory curves (columns: hue, facets, row facet, x,
+        theory: (params, x, summary frame) -> dense theory curves (columns: hue, facets, row facet, x,
             ``metric``, ``value``), drawn dashed in the hue's colour.
         theory_label: legend entry of the theory curves.
     """
@@ -70,7 +70,7 @@ class StudySpec:
     y_limits: Mapping[str, tuple[float, float]] = field(default_factory=_frozen)
     param_labels: Mapping[str, str] = field(default_factory=_frozen)
     hue_labels: Mapping[str, str] = field(default_factory=_frozen)
-    theory: Callable[[StudySpec, pd.DataFrame], pd.DataFrame] | None = None
+    theory: Callable[[tuple[str, ...], str, pd.DataFrame], pd.DataFrame] | None = None
     theory_label: str = "theory"
 
     @property

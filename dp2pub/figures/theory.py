@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dp2pub.mechanisms import ORACLES
-
-if TYPE_CHECKING:
-    from dp2pub.figures.studies import StudySpec
 
 #: Points of the dense epsilon grid (the sweep's own epsilons are added).
 GRID_POINTS = 64
@@ -56,10 +54,10 @@ def oracle_options(mechanism: str, params: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in found.items() if value is not None}
 
 
-def fo_theory(spec: StudySpec, summary: pd.DataFrame) -> pd.DataFrame:
+def fo_theory(params: Sequence[str], x: str, summary: pd.DataFrame) -> pd.DataFrame:
     """Dense curves of the exact expected ``mse_freq`` per configuration of ``summary``.
 
-    One curve per distinct combination of the spec's parameters other than x and the seed
+    One curve per distinct combination of the study's ``params`` other than ``x`` and the seed
     (``mechanism.name`` must be among them; ``dataset.n``, ``dataset.d``,
     ``dataset.k_min == dataset.k_max`` give n, d and k). The grid is geometric between the
     smallest and largest epsilon of the summary, plus those epsilons themselves. Returns the
@@ -67,10 +65,10 @@ def fo_theory(spec: StudySpec, summary: pd.DataFrame) -> pd.DataFrame:
     """
     rows = summary[summary["metric"] == "mse_freq"]
     if rows.empty:
-        return pd.DataFrame(columns=[*spec.params, "metric", "value"])
-    columns = [p for p in spec.params if p not in (spec.x, "seed") and p in rows]
+        return pd.DataFrame(columns=[*params, "metric", "value"])
+    columns = [p for p in params if p not in (x, "seed") and p in rows]
     configs = rows[columns].drop_duplicates()
-    xs = rows[spec.x].astype(float)
+    xs = rows[x].astype(float)
     grid = np.union1d(np.geomspace(xs.min(), xs.max(), GRID_POINTS), xs.unique())
     curves = []
     for config in configs.to_dict("records"):  # a handful of configurations, not runs
@@ -81,7 +79,7 @@ def fo_theory(spec: StudySpec, summary: pd.DataFrame) -> pd.DataFrame:
         kwargs = dict(n=_plain(config["dataset.n"]), d=_plain(config["dataset.d"]), k=k_min,
                       strategy=_plain(config.get("mechanism.strategy")) or "split", **oracle_options(name, config))
         values = [expected_mse(name, float(eps), **kwargs) for eps in grid]
-        curves.append(pd.DataFrame({**config, spec.x: grid, "metric": "mse_freq", "value": values}))
+        curves.append(pd.DataFrame({**config, x: grid, "metric": "mse_freq", "value": values}))
     if not curves:
-        return pd.DataFrame(columns=[*columns, spec.x, "metric", "value"])
+        return pd.DataFrame(columns=[*columns, x, "metric", "value"])
     return pd.concat(curves, ignore_index=True)

@@ -37,6 +37,7 @@ class GRR(FrequencyOracle):
     """
 
     name = "grr"
+    reports_values = True
 
     def __init__(self, epsilon: float, k: int) -> None:
         super().__init__(epsilon, k)

@@ -15,18 +15,33 @@ is applied axis by axis, never as the Kronecker product.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks, rowwise_outer
-from dp2pub.metrics.marginals import marginal_counts
+from dp2pub.data.marginals import marginal_counts
+from dp2pub.mechanisms.chunks import chunks, rowwise_outer
+
+
+class Channel(Protocol):
+    """What IBU needs of a frequency oracle (:class:`dp2pub.mechanisms.oracle.FrequencyOracle`)."""
+
+    k: int
+    reports_values: bool
+
+    def forward(self, table: np.ndarray, axis: int = 0) -> np.ndarray: ...
+
+    def likelihoods(self, reports: np.ndarray) -> np.ndarray: ...
+
+    def n_reports(self, reports: np.ndarray) -> int: ...
+
 
 #: Below this many cells the per-user likelihood matrix is kept between iterations.
 CACHE_CELLS = 1 << 24
 
 
 def ibu(
-    oracles: Sequence[FrequencyOracle],
+    oracles: Sequence[Channel],
     reports: Sequence[np.ndarray],
     max_iter: int | None = None,
     tol: float = 1e-10,
@@ -37,18 +52,16 @@ def ibu(
     when an iteration changes ``pi`` by less than ``tol`` in L1 norm, or after ``max_iter``
     iterations (default 10000 on a GRR histogram, 1000 when every user's likelihood is used).
     """
-    from dp2pub.mechanisms.grr import GRR
-
     shape = tuple(oracle.k for oracle in oracles)
-    if all(isinstance(oracle, GRR) for oracle in oracles):
+    if all(oracle.reports_values for oracle in oracles):
         codes = np.stack([np.asarray(r) for r in reports], axis=1)
         observed = marginal_counts(codes, shape) / codes.shape[0]
         return _ibu_grr(list(oracles), observed, max_iter or 10_000, tol)
     return _ibu_users(list(oracles), list(reports), shape, max_iter or 1000, tol)
 
 
-def _ibu_grr(oracles: list, observed: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
-    def channel(table: np.ndarray) -> np.ndarray:  # GRR channels are symmetric: Q = Q^T
+def _ibu_grr(oracles: list[Channel], observed: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    def channel(table: np.ndarray) -> np.ndarray:  # the channels are symmetric: Q = Q^T
         for axis, oracle in enumerate(oracles):
             table = oracle.forward(table, axis)
         return table

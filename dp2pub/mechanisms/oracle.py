@@ -13,31 +13,14 @@ estimate. The likelihood of a report depends on ``x`` only through ``S_x``:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from typing import ClassVar
 
 import numpy as np
 
+from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
+from dp2pub.mechanisms.ibu import ibu
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
-
-#: Users per chunk are chosen so that a chunk's (users x domain) work array stays this small.
-CHUNK_CELLS = 1 << 22
-
-
-def chunks(n: int, width: int) -> Iterator[slice]:
-    """Slices of ``range(n)`` whose ``len * width`` stays near :data:`CHUNK_CELLS`."""
-    step = max(1, CHUNK_CELLS // max(1, width))
-    for start in range(0, n, step):
-        yield slice(start, min(n, start + step))
-
-
-def rowwise_outer(matrices: list[np.ndarray]) -> np.ndarray:
-    """Row-by-row outer product of (m, k_j) matrices, flattened: shape (m, prod k_j)."""
-    product = matrices[0]
-    for matrix in matrices[1:]:
-        product = (product[:, :, None] * matrix[:, None, :]).reshape(len(matrix), -1)
-    return product
-
 
 class FrequencyOracle(ABC):
     """An epsilon-LDP frequency oracle for one attribute with domain ``0 .. k-1``.
@@ -47,7 +30,11 @@ class FrequencyOracle(ABC):
     the likelihood ratio :attr:`ratio` and the exact channel (:meth:`transition_matrix`).
     """
 
-    name: str = "oracle"
+    name: ClassVar[str] = "oracle"
+    #: Whether a report is a value of the domain drawn through a symmetric k x k channel, so
+    #: the reports' histogram is a sufficient statistic and :meth:`forward` applies the
+    #: channel to a frequency table (GRR); iterative Bayesian update then needs no per-user work.
+    reports_values: ClassVar[bool] = False
 
     def __init__(self, epsilon: float, k: int) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -112,6 +99,10 @@ class FrequencyOracle(ABC):
     def support(self, reports: np.ndarray) -> np.ndarray:
         """``S[i, v]``: whether (or how often) report ``i`` supports value ``v``; (m, k)."""
 
+    def forward(self, table: np.ndarray, axis: int = 0) -> np.ndarray:
+        """Apply the channel along one axis of a frequency table (only if :attr:`reports_values`)."""
+        raise NotImplementedError(f"{self.name} reports are not values: its channel has no table form")
+
     def n_reports(self, reports: np.ndarray) -> int:
         """Number of users behind ``reports``."""
         return int(np.shape(reports)[0])
@@ -148,8 +139,6 @@ class FrequencyOracle(ABC):
         if n == 0:
             raise ConfigError("reports", 0, "at least one report")
         if estimator == "ibu":
-            from dp2pub.mechanisms.ibu import ibu
-
             return ibu([self], [reports])
         counts = self.support_counts(reports).astype(np.float64)
         if estimator == "none":

@@ -25,10 +25,14 @@ import itertools
 import math
 
 import numpy as np
+from scipy.optimize import brentq
+from sklearn.linear_model import Lasso
 
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.oracle import CHUNK_CELLS, FrequencyOracle, chunks
+from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
+from dp2pub.mechanisms.ibu import ibu
+from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_int
 
 GUARANTEES = ("permanent", "one_report")
@@ -138,8 +142,6 @@ class RAPPOR(FrequencyOracle):
         f_inf = 2 / (1 + math.exp(self.epsilon / (2 * h)))  # eps_inf(f_inf) = epsilon
         if self.guarantee == "permanent" or not self.irr:  # without IRR, eps_1 = eps_inf
             return f_inf
-        from scipy.optimize import brentq
-
         p, q = bits.realized(self._tp), bits.realized(self._tq)
 
         def excess(f: float) -> float:
@@ -232,8 +234,6 @@ class RAPPOR(FrequencyOracle):
         check_choice(estimator, "estimator", ESTIMATORS)
         n = len(reports)
         if estimator == "ibu":
-            from dp2pub.mechanisms.ibu import ibu
-
             return ibu([self], [reports])
         sums = self.bit_sums(reports).astype(np.float64)
         if estimator == "none":
@@ -244,8 +244,6 @@ class RAPPOR(FrequencyOracle):
     def _fit(self, targets: np.ndarray) -> np.ndarray:
         if self.full_rank:
             return self.pinv @ targets
-        from sklearn.linear_model import Lasso
-
         model = Lasso(alpha=1e-3 * max(targets.max(), 1.0), fit_intercept=False, positive=True)
         return model.fit(self.design.astype(float), targets).coef_
 

@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from dp2pub.mechanisms import bits
-from dp2pub.mechanisms.oracle import CHUNK_CELLS, FrequencyOracle, chunks
+from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
+from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import check_epsilon
 
 

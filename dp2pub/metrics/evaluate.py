@@ -10,7 +10,8 @@ import pandas as pd
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.metrics.distances import mse, tvd
-from dp2pub.metrics.marginals import attribute_subsets, marginal_counts
+from dp2pub.data.marginals import marginal_counts
+from dp2pub.metrics.subsets import attribute_subsets
 from dp2pub.publish.base import Release
 from dp2pub.validation import check_int
 

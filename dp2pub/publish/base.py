@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from dp2pub.data.dataset import Dataset, table_bytes
-from dp2pub.metrics.marginals import marginal_counts
+from dp2pub.data.marginals import marginal_counts
 
 
 class Release(Protocol):

@@ -28,7 +28,7 @@ import numpy as np
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
-from dp2pub.metrics.marginals import joint_codes, marginal_counts
+from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.validation import check_choice
 
 

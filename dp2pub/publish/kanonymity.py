@@ -42,7 +42,7 @@ from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
-from dp2pub.metrics.marginals import marginal_counts
+from dp2pub.data.marginals import marginal_counts
 from dp2pub.publish.base import Outcome, working_bytes
 from dp2pub.validation import ConfigError, check_choice, check_int
 

@@ -30,8 +30,9 @@ from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
-from dp2pub.mechanisms.oracle import FrequencyOracle, chunks, rowwise_outer
-from dp2pub.metrics.marginals import marginal_counts
+from dp2pub.mechanisms.chunks import chunks, rowwise_outer
+from dp2pub.mechanisms.oracle import FrequencyOracle
+from dp2pub.data.marginals import marginal_counts
 from dp2pub.publish.base import Outcome, working_bytes
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 

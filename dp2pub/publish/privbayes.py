@@ -31,7 +31,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms.accounting import fit_shares, split_budget
-from dp2pub.metrics.marginals import joint_codes, marginal_counts
+from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.publish.base import Outcome, TableRelease, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import sample_rows
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes

@@ -5,7 +5,7 @@ Srivastava, Xiao, SIGMOD 2014, Section 4.1, where I(X; Pi) = H(X) + H(Pi) - H(X,
 ``sklearn.metrics.mutual_info_score``.
 
 Several columns are combined into one key per row by mixed-radix arithmetic
-(:func:`dp2pub.metrics.marginals.joint_codes`); when the product of the domain sizes would not
+(:func:`dp2pub.data.marginals.joint_codes`); when the product of the domain sizes would not
 fit in an int64 the columns are combined a few at a time and relabelled to dense ids in
 between. Keys are counted with ``np.bincount`` when the joint domain is small compared to the
 number of rows (:data:`BINCOUNT_MAX_CELLS`, :func:`use_bincount`) and by sorting otherwise, so
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dp2pub.metrics.marginals import joint_codes
+from dp2pub.data.marginals import joint_codes
 
 #: Joint domains up to this many cells are always counted with ``np.bincount``.
 BINCOUNT_MAX_CELLS = 1 << 16

@@ -14,7 +14,7 @@ SPEC = STUDIES["fo_variance"]
 
 
 def test_curve_equals_expected_mse_at_the_sweep_points(fake_store):
-    curves = fo_theory(SPEC, aggregate(collect(SPEC, fake_store["uri"])))
+    curves = fo_theory(SPEC.params, SPEC.x, aggregate(collect(SPEC, fake_store["uri"])))
     assert set(curves["mechanism.name"]) == {"grr", "rappor"}
     assert (curves["metric"] == "mse_freq").all()
     uniform = np.full(K, 1 / K)

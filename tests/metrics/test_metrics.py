@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from dp2pub.data import Dataset, Domain
-from dp2pub.metrics import attribute_subsets, evaluate_marginals, joint_codes, marginal_counts, mse, tvd
+from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.metrics import attribute_subsets, evaluate_marginals, mse, tvd
 from dp2pub.publish import TableRelease
 from dp2pub.validation import ConfigError
 

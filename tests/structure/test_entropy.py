@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import mutual_info_score
 
-from dp2pub.metrics import joint_codes, marginal_counts
+from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.structure import (
     conditional_entropy,
     entropy,
