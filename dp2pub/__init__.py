@@ -4,39 +4,96 @@ Datasets, frequency oracles, publishers and metrics are plain numpy/pandas code 
 without Hydra or MLflow::
 
     import numpy as np
-    from dp2pub import GRR, OraclePublisher, evaluate_marginals, make_synthetic
+    from dp2pub import OUEPublisher, evaluate_marginals, make_synthetic
 
     rng = np.random.default_rng(0)
     data = make_synthetic(n=10_000, d=5, k_min=2, k_max=8, rng=rng)
-    outcome = OraclePublisher("oue", estimator="unbiased").publish(data, epsilon=2.0, rng=rng)
-    print(evaluate_marginals(data, outcome.release, rng).metrics)
+    outcome = OUEPublisher(estimator="unbiased").publish(data, epsilon=2.0, rng=rng)
+    print(evaluate_marginals(data, outcome.release, rng).metrics, outcome.epsilon_spent)
+
+A whole job from a config mapping (the keys of ``conf/``), as the command line runs it::
+
+    from dp2pub import run_job
+    result = run_job({"epsilon": 1.0, "seed": 0, "dataset": {"name": "car"},
+                      "mechanism": {"name": "grr"}, "metrics": {"models": []}})
 """
 
-from dp2pub.data import Dataset, Domain, make_synthetic, marginal_counts
-from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, postprocess, project_simplex
+from dp2pub.audit import privacy_loss, satisfies_ldp
+from dp2pub.data import (
+    Dataset,
+    Domain,
+    load_adult,
+    load_car,
+    load_privbayes,
+    make_synthetic,
+    make_synthetic_bn,
+    marginal_counts,
+)
+from dp2pub.job import JobResult, run_job
+from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, FrequencyOracle, postprocess, project_simplex
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent
 from dp2pub.metrics import evaluate_marginals, mse, tvd
-from dp2pub.publish import OraclePublisher, Outcome, TableRelease
+from dp2pub.publish import (
+    DP2PubPublisher,
+    GRRPublisher,
+    LDPNBPublisher,
+    MondrianPublisher,
+    OLHPublisher,
+    OUEPublisher,
+    Outcome,
+    PRAMPublisher,
+    PrivBayesPublisher,
+    Publisher,
+    RAPPORPublisher,
+    Release,
+    SamaratiPublisher,
+    SUEPublisher,
+    TableRelease,
+)
 from dp2pub.validation import ConfigError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
+    "DP2PubPublisher",
     "Dataset",
     "Domain",
+    "FrequencyOracle",
     "GRR",
+    "GRRPublisher",
+    "JobResult",
+    "LDPNBPublisher",
+    "MondrianPublisher",
     "OLH",
+    "OLHPublisher",
     "OUE",
-    "OraclePublisher",
-    "RAPPOR",
-    "SUE",
+    "OUEPublisher",
     "Outcome",
+    "PRAMPublisher",
+    "PrivBayesPublisher",
+    "Publisher",
+    "RAPPOR",
+    "RAPPORPublisher",
+    "Release",
+    "SUE",
+    "SUEPublisher",
+    "SamaratiPublisher",
+    "Spend",
     "TableRelease",
+    "epsilon_spent",
     "evaluate_marginals",
+    "load_adult",
+    "load_car",
+    "load_privbayes",
     "make_synthetic",
+    "make_synthetic_bn",
     "marginal_counts",
     "mse",
     "postprocess",
+    "privacy_loss",
     "project_simplex",
+    "run_job",
+    "satisfies_ldp",
     "tvd",
 ]

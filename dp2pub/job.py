@@ -1,7 +1,12 @@
-"""One experiment job from a plain config mapping: data, publication, metrics.
+"""One experiment job from a plain config mapping, as a pipeline of plain stages:
 
-Hydra and MLflow stay outside: ``run_job`` takes the resolved config as a dict and returns
-plain results, so it runs the same from a script, a notebook or the CLI.
+    load -> check size -> split -> publish -> check budget -> measure -> result
+
+Each stage is a short function; what differs between mechanisms is said by their types
+(:class:`~dp2pub.publish.base.Publisher`'s ``uses_budget`` and ``needs_target``; what the
+:class:`~dp2pub.publish.release.Release` offers), never probed. Hydra and MLflow stay
+outside: ``run_job`` takes the resolved config as a dict and returns plain results, so it
+runs the same from a script, a notebook or the CLI (which records them, :mod:`dp2pub.tracking`).
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
@@ -17,8 +22,8 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.learn.split import split_train_test
 from dp2pub.learn.utility import classifier_metrics
 from dp2pub.limits import check_job_size
-from dp2pub.metrics.evaluate import evaluate_marginals
-from dp2pub.publish.base import Publisher
+from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
+from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.registry import build_dataset, build_publisher, planned_shape
 from dp2pub.seeding import phase_rng
 from dp2pub.settings import JobSettings
@@ -43,75 +48,36 @@ def run_job(cfg: Mapping) -> JobResult:
     ``mechanism``, ``metrics``, ``limits``) and return its metrics.
 
     Learning: when the dataset has a target and ``metrics.models`` is not empty (or the
-    mechanism learns itself, ``ldp_nb``), the data is first split (adult: its own test rows;
-    otherwise ``metrics.test_size``, stratified and seeded), only the training part is
-    published, the marginal metrics compare the release with the training part, and
+    mechanism learns the target itself, ``ldp_nb``), the data is first split (adult: its own
+    test rows; otherwise ``metrics.test_size``, stratified and seeded), only the training
+    part is published, the marginal metrics compare the release with the training part, and
     ``accuracy_<model>`` / ``accuracy_<model>_baseline`` are measured on the untouched test
-    part (skipped for frequency oracles that publish no table).
+    part for every model the release gives (none for marginal estimates without a table).
 
     Raises ConfigError, naming the config key, before any work if a value is out of range,
     and :class:`dp2pub.limits.TooLarge` if the job would not fit in ``limits``.
     """
     start = time.perf_counter()
     publisher = build_publisher(cfg["mechanism"])
-    # publishers without a privacy budget (k-anonymity) set uses_epsilon = False
-    settings = JobSettings.parse(cfg, uses_budget=getattr(publisher, "uses_epsilon", True))
-    data = _load(cfg, publisher, settings)
-    loaded = time.perf_counter()
-    log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, loaded - start)
+    settings = JobSettings.parse(cfg, uses_budget=publisher.uses_budget)
+    data = load(cfg, publisher, settings)
+    timings = {"data": time.perf_counter() - start}
+    log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, timings["data"])
     check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits,
                    f"{data.name} ({data.n} records x {data.d} attributes)")
-
-    seed, models = settings.seed, list(settings.metrics.models)
-    learns = hasattr(publisher, "fit_predict")  # a mechanism that trains a classifier itself
-    if learns and data.target is None:
-        raise ConfigError("mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none")
-    train, test = data, None
-    if learns or (models and data.target is not None):
-        try:
-            train, test = split_train_test(data, settings.metrics.test_size, phase_rng(seed, "split"))
-        except ConfigError as error:
-            raise error.under("metrics") from None
-    epsilon, mechanism_rng = settings.epsilon, phase_rng(seed, "mechanism")
-    log.info("%s: publishing %d records at epsilon=%s ...", publisher.name, train.n, epsilon)
-    if learns:
-        outcome = publisher.fit_predict(train, test, epsilon, mechanism_rng)
-    else:
-        outcome = publisher.publish(train, epsilon, mechanism_rng)
-    log.info("%s: done (%s)", publisher.name, ", ".join(f"{k} {v:.2f} s" for k, v in outcome.timings.items()))
-    spent = outcome.epsilon_spent
-    if spent is not None and (epsilon is None or spent > epsilon):  # exact: shares come from fit_shares
-        raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
-    learned: dict[str, float] = {}
-    if test is not None and not learns and models and outcome.published is not None:
-        learn_start = time.perf_counter()
-        learned = classifier_metrics(outcome.published, train, test, models, phase_rng(seed, "learn"),
-                                     covers=getattr(outcome.release, "covers", None))
-        outcome.timings["learn"] = time.perf_counter() - learn_start
-    log.info("metrics: %s-way marginals ...", "/".join(map(str, settings.metrics.ways)))
-    evaluation = evaluate_marginals(train, outcome.release, phase_rng(seed, "metrics"),
-                                    ways=settings.metrics.ways, max_subsets=settings.metrics.max_subsets)
-
-    metrics = {
-        "n_records": float(data.n),
-        "n_attributes": float(data.d),
-        **evaluation.metrics,
-        **outcome.extra_metrics,
-        **learned,
-    }
-    if test is not None:
-        metrics.update({"n_train": float(train.n), "n_test": float(test.n)})
-    if spent is not None:
-        metrics["epsilon_spent"] = spent
-    timings = {"data": loaded - start, **outcome.timings, **evaluation.timings}
-    timings["total"] = time.perf_counter() - start
+    train, test = split(data, publisher, settings)
+    outcome = publish(publisher, train, settings)
+    check_budget(publisher, outcome, settings.epsilon)
+    learned = measure_utility(outcome, train, test, settings)
+    evaluation = measure_marginals(outcome, train, settings)
+    metrics = collect_metrics(data, train, test, outcome, evaluation, learned)
+    timings.update({**outcome.timings, **evaluation.timings, "total": time.perf_counter() - start})
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
-    return JobResult(
-        metrics, evaluation.per_attribute, pd.DataFrame(outcome.ledger), outcome.published, outcome.artifacts
-    )
+    ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
+    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts)
 
 
-def _load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
+def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
     """The job's dataset; a generated one is first checked against ``limits`` from its
     config alone (a real table is read first: it is small)."""
     dataset_cfg = cfg["dataset"]
@@ -124,3 +90,63 @@ def _load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
     seed = settings.seed if data_seed is None else check_int(data_seed, "dataset.seed", 0)
     paths = cfg.get("paths") or {}
     return build_dataset(dataset_cfg, phase_rng(seed, "data"), paths.get("data_dir"), paths.get("cache_dir"))
+
+
+def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[Dataset, Dataset | None]:
+    """``(train, test)`` when something will be learned, else ``(data, None)``."""
+    if publisher.needs_target and data.target is None:
+        raise ConfigError("mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none")
+    if not publisher.needs_target and not (settings.metrics.models and data.target is not None):
+        return data, None
+    try:
+        return split_train_test(data, settings.metrics.test_size, phase_rng(settings.seed, "split"))
+    except ConfigError as error:
+        raise error.under("metrics") from None
+
+
+def publish(publisher: Publisher, train: Dataset, settings: JobSettings) -> Outcome:
+    """The publisher's outcome on the training part, with its own random stream."""
+    log.info("%s: publishing %d records at epsilon=%s ...", publisher.name, train.n, settings.epsilon)
+    outcome = publisher.publish(train, settings.epsilon, phase_rng(settings.seed, "mechanism"))
+    log.info("%s: done (%s)", publisher.name, ", ".join(f"{k} {v:.2f} s" for k, v in outcome.timings.items()))
+    return outcome
+
+
+def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) -> None:
+    """Refuse an outcome that spent more than the budget: exactly, since budget shares come
+    from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget)."""
+    spent = outcome.epsilon_spent
+    if publisher.uses_budget and (spent is None or epsilon is None or spent > epsilon):
+        raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
+    if not publisher.uses_budget and spent is not None:
+        raise RuntimeError(f"{publisher.name} uses no budget but its ledger spent epsilon={spent}")
+
+
+def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, settings: JobSettings) -> dict[str, float]:
+    """The classifier metrics of the release (none without a test part)."""
+    if test is None:
+        return {}
+    start = time.perf_counter()
+    learned = classifier_metrics(outcome.release, train, test, settings.metrics.models, phase_rng(settings.seed, "learn"))
+    if learned:
+        outcome.timings["learn"] = time.perf_counter() - start
+    return learned
+
+
+def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -> Evaluation:
+    """The marginal metrics of the release against the training part."""
+    log.info("metrics: %s-way marginals ...", "/".join(map(str, settings.metrics.ways)))
+    return evaluate_marginals(train, outcome.release, phase_rng(settings.seed, "metrics"),
+                              ways=settings.metrics.ways, max_subsets=settings.metrics.max_subsets)
+
+
+def collect_metrics(data: Dataset, train: Dataset, test: Dataset | None, outcome: Outcome,
+                    evaluation: Evaluation, learned: dict[str, float]) -> dict[str, float]:
+    """All metrics of the job but its wall times, in the order they are logged."""
+    metrics = {"n_records": float(data.n), "n_attributes": float(data.d), **evaluation.metrics,
+               **outcome.extra_metrics, **learned}
+    if test is not None:
+        metrics.update({"n_train": float(train.n), "n_test": float(test.n)})
+    if outcome.epsilon_spent is not None:
+        metrics["epsilon_spent"] = outcome.epsilon_spent
+    return metrics

@@ -20,7 +20,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.data.synthetic import check_shape, make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
-from dp2pub.publish.oracle_table import oracle_publisher
+from dp2pub.publish.oracle_table import ORACLE_PUBLISHERS, oracle_publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher
@@ -40,7 +40,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "adult15": functools.partial(load_privbayes, "adult"),
 }
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
-    **{name: oracle_publisher(name) for name in ("grr", "sue", "oue", "olh", "rappor")},
+    **{name: oracle_publisher(name) for name in ORACLE_PUBLISHERS},
     "pram": PRAMPublisher,
     "dp2pub": DP2PubPublisher,
     "privbayes": PrivBayesPublisher,

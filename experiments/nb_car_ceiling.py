@@ -26,6 +26,7 @@ import numpy as np
 
 from dp2pub.data.car import load_car
 from dp2pub.learn.split import split_train_test
+from dp2pub.learn.utility import classifier_metrics
 from dp2pub.mechanisms import GRR
 from dp2pub.publish.ldp_nb import LDPNBPublisher
 from dp2pub.seeding import phase_rng
@@ -39,9 +40,11 @@ def accuracies(strategy: str, epsilon: float, seeds: int, test_size: float) -> t
     private, baseline = [], []
     for seed in range(seeds):
         train, test = split_train_test(data, test_size, phase_rng(seed, "split"))
-        outcome = LDPNBPublisher("grr", "norm_sub", strategy).fit_predict(train, test, epsilon, phase_rng(seed, "mechanism"))
-        private.append(outcome.extra_metrics["accuracy_nb"])
-        baseline.append(outcome.extra_metrics["accuracy_nb_baseline"])
+        publisher = LDPNBPublisher(oracle="grr", estimator="norm_sub", strategy=strategy)
+        outcome = publisher.publish(train, epsilon, phase_rng(seed, "mechanism"))
+        measured = classifier_metrics(outcome.release, train, test, ["nb"], phase_rng(seed, "learn"))
+        private.append(measured["accuracy_nb"])
+        baseline.append(measured["accuracy_nb_baseline"])
     return float(np.mean(private)), float(np.mean(baseline))
 
 

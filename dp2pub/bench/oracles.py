@@ -22,7 +22,7 @@ import numpy as np
 
 from dp2pub.data import make_synthetic
 from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE
-from dp2pub.publish import OraclePublisher
+from dp2pub.publish import GRRPublisher
 
 
 def attempt(work: Callable[[], object], units: int) -> float | str:
@@ -62,7 +62,7 @@ def grr_table_rate(n: int, d: int, k: int, epsilon: float, rng: np.random.Genera
     """User-attribute reports per second of the grr publisher on an n x d table (perturb only,
     and perturb + every 1-way unbiased estimate)."""
     data = make_synthetic(n, d, k, k, rng)
-    publisher = OraclePublisher("grr")
+    publisher = GRRPublisher()
     perturb = rate(lambda: publisher.publish(data, epsilon, rng), n * d)
 
     def both() -> None:

@@ -1,8 +1,10 @@
-"""Classifier utility of a published table (DESIGN section 4, ``accuracy_<model>``).
+"""Classifier utility of a release (``accuracy_<model>``, docs/design.md: the metric contract).
 
-Each model is trained on the published training part and tested on the original held-out
-test part, which no mechanism touched; ``accuracy_<model>_baseline`` is the same model
-trained on the original training part. The target is predicted from every other attribute.
+One code path for every release that can give a classifier: a model trained on a published
+table, or a model the mechanism learned itself (LDP naive Bayes). Each is tested on the
+original held-out test part, which no mechanism touched; ``accuracy_<model>_baseline`` is
+the same model trained on the original training part. The target is predicted from every
+other attribute.
 
 Generalized tables (k-anonymity) publish other labels for the quasi-identifiers. A test
 record's original value ``v`` is then encoded as the first published generalized value that
@@ -15,8 +17,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import ConvergenceWarning
 
 from dp2pub.data.dataset import Dataset
@@ -45,61 +50,86 @@ def recoders(published: Domain, original: Domain, covers: Sequence[np.ndarray] |
     return maps
 
 
-def _accuracy(model, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> float:
-    """Test accuracy of ``model`` fitted on the training arrays (a single training class is
-    predicted for everyone: scikit-learn refuses to fit one class)."""
-    classes = np.unique(y_train)
-    if classes.size < 2:
-        return float(np.mean(y_test == classes[0]))
+class Classifier(Protocol):
+    """A fitted classifier of integer-coded features (scikit-learn's ``predict``)."""
+
+    def predict(self, x: np.ndarray) -> np.ndarray: ...
+
+
+class Learnable(Protocol):
+    """What a release offers the utility metrics (:class:`dp2pub.publish.release.Release`)."""
+
+    def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
+        """Model ``model`` learned from the release, predicting ``original.target`` from
+        the original codes of the other attributes; None if the release cannot give one."""
+
+    def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
+        """The same model with the same settings, learned from ``original`` without privacy."""
+
+
+@dataclass(frozen=True)
+class Recoded:
+    """A classifier fitted on published codes, predicting from original codes: each feature
+    is first mapped by ``maps[i]`` (:func:`recoders`)."""
+
+    model: Classifier
+    maps: tuple[np.ndarray, ...]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.model.predict(np.column_stack([m[x[:, i]] for i, m in enumerate(self.maps)]))
+
+
+def split_xy(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """``data``'s features (every attribute but the target) and target, as int64 codes."""
+    target = data.domain.index(data.target)
+    features = [j for j in range(data.d) if j != target]
+    return data.codes[:, features].astype(np.int64), data.codes[:, target].astype(np.int64)
+
+
+def fit_model(model: str, x: np.ndarray, y: np.ndarray, sizes: Sequence[int], random_state: int,
+              alpha: float = 1.0) -> Classifier:
+    """The model ``model`` fitted on ``(x, y)`` (features of domain ``sizes``); a single
+    training class is predicted for everyone (scikit-learn refuses to fit one class)."""
+    if np.unique(y).size < 2:
+        return DummyClassifier(strategy="most_frequent").fit(x, y)
+    estimator = build_model(model, sizes, random_state, alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(x_train, y_train)
-    return float(np.mean(model.predict(x_test) == y_test))
+        return estimator.fit(x, y)
 
 
-def classifier_metrics(
-    train_published: Dataset,
-    train_original: Dataset,
-    test: Dataset,
-    models: Sequence[str],
-    rng: np.random.Generator,
-    covers: Sequence[np.ndarray] | None = None,
-) -> dict[str, float]:
-    """``accuracy_<model>`` and ``accuracy_<model>_baseline`` for each model name.
-
-    Args:
-        train_published: the published training part (may be on generalized labels).
-        train_original: the original training part (the baseline's training data).
-        test: the original held-out test part.
-        models: names in :data:`dp2pub.learn.models.MODELS`.
-        rng: draws one integer ``random_state`` per model (shared by both fits).
-        covers: for generalized tables, per attribute the (published x original) cover
-            matrix of :class:`dp2pub.publish.kanonymity.GeneralizedRelease`.
-
-    Returns an empty dict when the target itself was published on other labels (its
-    predictions could not be compared with the original test labels).
-    """
-    target = train_original.domain.index(train_original.target)
-    if tuple(train_published.domain.labels[target]) != tuple(train_original.domain.labels[target]):
-        return {}
-    features = [j for j in range(train_original.d) if j != target]
-    maps = recoders(train_published.domain, train_original.domain, covers)
+def table_classifier(model: str, table: Dataset, original: Dataset, random_state: int,
+                     covers: Sequence[np.ndarray] | None = None, alpha: float = 1.0) -> Classifier | None:
+    """Model ``model`` trained on the published ``table`` (maybe on generalized labels, then
+    ``covers`` says which original values each published value covers), predicting from
+    original codes; None when the target itself was published on other labels (its
+    predictions could not be compared with the original test labels)."""
+    target = original.domain.index(original.target)
+    if tuple(table.domain.labels[target]) != tuple(original.domain.labels[target]):
+        return None
+    features = [j for j in range(original.d) if j != target]
+    maps = recoders(table.domain, original.domain, covers)
     # a generalized attribute gets one more category: "unknown" (see :func:`recoders`)
-    generalized = [tuple(train_published.domain.labels[j]) != tuple(train_original.domain.labels[j]) for j in features]
-    pub_sizes = [int(train_published.domain.sizes[j]) + int(g) for j, g in zip(features, generalized)]
-    orig_sizes = [int(train_original.domain.sizes[j]) for j in features]
-    x_pub = train_published.codes[:, features].astype(np.int64)
-    y_pub = train_published.codes[:, target].astype(np.int64)
-    x_orig = train_original.codes[:, features].astype(np.int64)
-    y_orig = train_original.codes[:, target].astype(np.int64)
-    x_test = test.codes[:, features].astype(np.int64)
-    y_test = test.codes[:, target].astype(np.int64)
-    x_test_pub = np.column_stack([maps[j][x_test[:, i]] for i, j in enumerate(features)])
+    generalized = [tuple(table.domain.labels[j]) != tuple(original.domain.labels[j]) for j in features]
+    sizes = [int(table.domain.sizes[j]) + int(g) for j, g in zip(features, generalized)]
+    x, y = split_xy(table)
+    return Recoded(fit_model(model, x, y, sizes, random_state, alpha), tuple(maps[j] for j in features))
+
+
+def classifier_metrics(release: Learnable, train: Dataset, test: Dataset, models: Sequence[str],
+                       rng: np.random.Generator) -> dict[str, float]:
+    """``accuracy_<model>`` (the release's classifier) and ``accuracy_<model>_baseline`` (the
+    same model learned from the original ``train``), both on the original held-out ``test``,
+    for each model the release can give (``rng`` draws one ``random_state`` per model,
+    shared by both fits)."""
+    x_test, y_test = split_xy(test)
     metrics: dict[str, float] = {}
     for name in models:
         state = random_state(rng)
-        published_model = build_model(name, pub_sizes, state)
-        baseline_model = build_model(name, orig_sizes, state)
-        metrics[f"accuracy_{name}"] = _accuracy(published_model, x_pub, y_pub, x_test_pub, y_test)
-        metrics[f"accuracy_{name}_baseline"] = _accuracy(baseline_model, x_orig, y_orig, x_test, y_test)
+        learned = release.classifier(name, train, state)
+        if learned is None:
+            continue
+        metrics[f"accuracy_{name}"] = float(np.mean(learned.predict(x_test) == y_test))
+        baseline = release.baseline(name, train, state)
+        metrics[f"accuracy_{name}_baseline"] = float(np.mean(baseline.predict(x_test) == y_test))
     return metrics

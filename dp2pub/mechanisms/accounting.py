@@ -1,4 +1,8 @@
-"""Budget shares whose exact sum never exceeds the budget.
+"""The privacy ledger and budget shares whose exact sum never exceeds the budget.
+
+A publisher records what it spends as :class:`Spend` items; :func:`epsilon_spent` composes
+them into the per-user cost: sequentially (a sum) over the items spent by the same users,
+in parallel (a maximum) over disjoint groups of users.
 
 ``epsilon / d`` is rounded to the nearest float, up as often as down, so d such shares can
 add up to a hair more than epsilon (``3 * (0.1 / 3) > 0.1``; ``10 * (1e-5 / 10) = 1.0000000000000003e-05``).
@@ -12,6 +16,38 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: The user group of an item spent by every user.
+ALL_USERS = "all"
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One item of a privacy ledger: ``epsilon`` spent in ``phase`` (``perturb``,
+    ``structure``, ``report``, ...) on ``attribute`` by the users of group ``users``
+    (:data:`ALL_USERS`, or the name of one of disjoint groups of users)."""
+
+    phase: str
+    attribute: str
+    epsilon: float
+    users: str = ALL_USERS
+
+
+def epsilon_spent(ledger: Sequence[Spend]) -> float | None:
+    """The per-user privacy cost of ``ledger``, or None for an empty ledger (no budget used).
+
+    A user pays the items of every user plus those of their own group (sequential
+    composition); the cost is the largest over the disjoint groups (parallel composition).
+    Sums are exact (``math.fsum``), so shares from :func:`fit_shares` never exceed the budget.
+    """
+    if not ledger:
+        return None
+    shared = [item.epsilon for item in ledger if item.users == ALL_USERS]
+    groups = {item.users for item in ledger if item.users != ALL_USERS}
+    if not groups:
+        return math.fsum(shared)
+    return max(math.fsum(shared + [item.epsilon for item in ledger if item.users == group]) for group in groups)
 
 
 def fit_shares(shares: Sequence[float], epsilon: float, spent: Sequence[float] = ()) -> list[float]:

@@ -167,6 +167,12 @@ class FrequencyOracle(ABC):
         """Exact ``P[x, y] = Pr[report y | value x]`` over an enumerated output space
         (small domains only; used by privacy audits)."""
 
+    @property
+    def epsilon_promised(self) -> float:
+        """The budget this oracle promises each user and the ledger records (the epsilon it
+        was built with; RAPPOR names the guarantee it was built for)."""
+        return self.epsilon
+
     @abstractmethod
     def privacy_loss(self) -> float:
         """The epsilon this oracle's exact channel guarantees (at most ``epsilon``)."""

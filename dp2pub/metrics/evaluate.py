@@ -1,4 +1,4 @@
-"""All marginal metrics of one release against the original table (DESIGN section 4)."""
+"""All marginal metrics of one release against the original table (docs/design.md: the metric contract)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.metrics.distances import mse, tvd
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.metrics.subsets import attribute_subsets
-from dp2pub.publish.base import Release
+from dp2pub.publish.release import Release
 from dp2pub.validation import check_int
 
 
@@ -77,7 +77,7 @@ def evaluate_marginals(
     }
     if table["mse_theory"].notna().all():
         metrics["mse_theory"] = float(table["mse_theory"].astype(float).mean())
-    max_way = getattr(release, "max_way", None)
+    max_way = release.max_way
     for way in sorted(w for w in set(ways) - {1} if max_way is None or w <= max_way):
         distances = []
         for cols in attribute_subsets(original.d, way, max_subsets, rng):

@@ -1,22 +1,45 @@
-"""Whole-table publishers: a table in, a published table and/or marginal estimates out."""
+"""Whole-table publishers: a table in, a release (a table, estimates or a model) out."""
 
-from dp2pub.publish.base import Outcome, Publisher, Release, TableRelease
+from dp2pub.publish.base import Outcome, Publisher
+from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
+from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
+from dp2pub.publish.ldp_nb import LDPNBPublisher, NaiveBayesRelease
 from dp2pub.publish.oracle_table import (
+    ORACLE_PUBLISHERS,
     STRATEGIES,
+    GRRPublisher,
     GRRReportsRelease,
+    OLHPublisher,
     OraclePublisher,
     OracleRelease,
-    oracle_publisher,
+    OUEPublisher,
+    RAPPORPublisher,
+    SUEPublisher,
 )
+from dp2pub.publish.pram import PRAMPublisher
+from dp2pub.publish.privbayes import PrivBayesPublisher
+from dp2pub.publish.release import Release, TableRelease
 
 __all__ = [
+    "DP2PubPublisher",
+    "GRRPublisher",
     "GRRReportsRelease",
+    "LDPNBPublisher",
+    "MondrianPublisher",
+    "NaiveBayesRelease",
+    "OLHPublisher",
+    "ORACLE_PUBLISHERS",
+    "OUEPublisher",
     "OraclePublisher",
     "OracleRelease",
     "Outcome",
+    "PRAMPublisher",
+    "PrivBayesPublisher",
     "Publisher",
+    "RAPPORPublisher",
     "Release",
+    "SUEPublisher",
     "STRATEGIES",
+    "SamaratiPublisher",
     "TableRelease",
-    "oracle_publisher",
 ]

@@ -1,47 +1,19 @@
-"""What a publisher hands back: a release to measure, the published table, and its ledger."""
+"""The publisher interface, what it hands back (a release, its ledger, timings), and the
+memory estimates publishers share."""
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset, table_bytes
-from dp2pub.data.marginals import marginal_counts
-
-
-class Release(Protocol):
-    """Anything that answers marginal queries about the original table.
-
-    ``max_way`` is the largest number of attributes a marginal query may join (None: any).
-    """
-
-    max_way: int | None
-
-    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
-        """Estimated joint frequencies of ``columns``, an array shaped by their domain sizes."""
-
-    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
-        """Closed-form expected ``mse_freq`` of one attribute's estimate, if one exists
-        (``truth`` is the attribute's true distribution, which some closed forms need)."""
-
-
-@dataclass(frozen=True)
-class TableRelease:
-    """A published table answers marginal queries by counting its rows."""
-
-    table: Dataset
-    max_way: int | None = None
-
-    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
-        counts = marginal_counts(self.table.codes[:, list(columns)], self.table.domain.sizes[list(columns)])
-        return counts / self.table.n
-
-    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
-        return None
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent
+from dp2pub.publish.release import Release
 
 
 @dataclass
@@ -49,44 +21,51 @@ class Outcome:
     """The result of publishing one table.
 
     Attributes:
-        release: answers the marginal queries the metrics ask.
-        published: the published table, if the publisher releases one.
-        ledger: one row per budget item: ``{"phase", "attribute", "epsilon"}`` and optionally
-            ``"users"``, the group of users who spend it (default ``"all"``). A user's cost is
-            the sum of the rows of ``"all"`` and of their own group (sequential composition);
-            ``epsilon_spent`` is the largest over the disjoint groups (parallel composition).
+        release: what was released (:mod:`dp2pub.publish.release`): it answers the metrics'
+            marginal queries, and says whether it is a table and gives classifiers.
+        ledger: the budget spent, one :class:`~dp2pub.mechanisms.accounting.Spend` per item
+            (empty for methods without a privacy budget).
         timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
         extra_metrics: further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
         artifacts: JSON-serializable objects logged as ``<name>.json`` (a learned network, ...).
     """
 
     release: Release
-    published: Dataset | None = None
-    ledger: list[dict] = field(default_factory=list)
+    ledger: list[Spend] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     extra_metrics: dict[str, float] = field(default_factory=dict)
     artifacts: dict[str, object] = field(default_factory=dict)
 
     @property
+    def published(self) -> Dataset | None:
+        """The published table, if the release is one."""
+        return self.release.published
+
+    @property
     def epsilon_spent(self) -> float | None:
-        """Per-user privacy cost under sequential composition, or None for non-DP methods."""
-        if not self.ledger:
-            return None
-        shared = [row["epsilon"] for row in self.ledger if row.get("users", "all") == "all"]
-        groups = {row["users"] for row in self.ledger if row.get("users", "all") != "all"}
-        if not groups:
-            return math.fsum(shared)
-        return max(math.fsum(shared + [row["epsilon"] for row in self.ledger if row.get("users") == g]) for g in groups)
+        """Per-user privacy cost of the ledger (:func:`~dp2pub.mechanisms.accounting.epsilon_spent`),
+        None for methods without a privacy budget."""
+        return epsilon_spent(self.ledger)
 
 
-class Publisher(Protocol):
-    """A mechanism that publishes a whole table under a per-user budget ``epsilon``."""
+class Publisher(ABC):
+    """A mechanism that publishes a whole table.
 
-    name: str
+    Class constants say what it consumes and needs: ``uses_budget`` (False: no privacy
+    budget, as k-anonymity; the job then takes no ``epsilon``), ``needs_target`` (True: it
+    learns the dataset's target itself, as LDP naive Bayes).
+    """
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
-        """Publish ``data`` spending at most ``epsilon`` per user."""
+    name: ClassVar[str]
+    uses_budget: ClassVar[bool] = True
+    needs_target: ClassVar[bool] = False
 
+    @abstractmethod
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """Publish ``data`` spending at most ``epsilon`` per user (None when not
+        :attr:`uses_budget`)."""
+
+    @abstractmethod
     def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
         """An upper estimate of the memory that publishing ``n`` records over attributes of
         domain ``sizes`` takes beside the input table, from the shape alone (the job refuses

@@ -26,14 +26,16 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms.accounting import fit_shares, split_budget
-from dp2pub.publish.base import Outcome, TableRelease, channel_bytes, network_bytes, working_bytes
+from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
 from dp2pub.publish.pram import perturb_table
+from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import greedy_bayes
 from dp2pub.structure.budget import attribute_budgets, cluster_weights
 from dp2pub.structure.clustering import cluster_attributes
@@ -41,10 +43,11 @@ from dp2pub.structure.information import entropy_of_distribution
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
 
 
-@dataclass(frozen=True)
-class DP2PubPublisher:
+@dataclass(frozen=True, kw_only=True)
+class DP2PubPublisher(Publisher):
     """``mechanism=dp2pub`` (see the module docstring for the phases and keys)."""
 
+    name: ClassVar[str] = "dp2pub"
     degree: int = 2
     structure_fraction: float = 0.2
     split: str = "budget"
@@ -52,7 +55,6 @@ class DP2PubPublisher:
     max_cells: int = 10_000
     trust: str = "local"
     prior: str = "inverse"
-    name: str = "dp2pub"
 
     def __post_init__(self) -> None:
         check_int(self.degree, "degree", 1)
@@ -121,14 +123,10 @@ class DP2PubPublisher:
 
         table = releasers.with_codes(published)
         names = data.domain.names
-        group = "all" if self.split == "budget" else "structure"
-        ledger = [{"phase": "structure", "attribute": a, "epsilon": share1, "users": group} for a in names]
-        cluster_of = {a: index for index, cluster in enumerate(clusters) for a in cluster}
-        ledger += [
-            {"phase": "release", "attribute": names[a], "epsilon": float(budgets[a]), "cluster": cluster_of[a],
-             "users": "all" if group == "all" else "release"}
-            for a in range(data.d)
-        ]
+        shared = self.split == "budget"  # else disjoint structure and release users
+        ledger = [Spend("structure", a, share1, ALL_USERS if shared else "structure") for a in names]
+        ledger += [Spend("release", names[a], float(budgets[a]), ALL_USERS if shared else "release")
+                   for a in range(data.d)]
         artifacts = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "clusters": [
@@ -138,4 +136,4 @@ class DP2PubPublisher:
             "entropies": {a: float(h) for a, h in zip(names, entropies)},
             "settings": {"split": self.split, "trust": self.trust, "prior": self.prior, "epsilon1": eps1, "epsilon2": eps2},
         }
-        return Outcome(TableRelease(table), table, ledger, times, artifacts=artifacts)
+        return Outcome(TableRelease(table), ledger, times, artifacts=artifacts)

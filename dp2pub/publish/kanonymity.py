@@ -9,7 +9,7 @@ other columns (sensitive attributes, the target, the rest) are published as they
 before anything is generalized each of them is checked for a functional dependency with a
 QI (:mod:`dp2pub.anonymity.dependencies`): one that recodes a QI is refused unless
 ``allow_dependent`` gives the reason. Every table logs the ``k_achieved`` (and
-``l_achieved``, ``t_achieved``) it really has. No epsilon is involved: ``uses_epsilon =
+``l_achieved``, ``t_achieved``) it really has. No epsilon is involved: ``uses_budget =
 False`` and the ledger is empty, so no ``epsilon_spent`` is logged.
 
 - ``samarati``: full-domain generalization over hierarchy levels with suppression
@@ -20,7 +20,8 @@ False`` and the ledger is empty, so no ``epsilon_spent`` is logged.
 The published table is a Dataset whose QI columns have as domain the generalized labels
 actually used (hierarchy nodes such as ``30-39``; Mondrian ranges such as ``[30-34..35-39]``
 or a single label) and no suppressed rows. For the marginal metrics, which compare with the
-original domain, :class:`GeneralizedRelease` spreads each generalized value uniformly over
+original domain, the release (:class:`~dp2pub.publish.release.TableRelease` with ``covers``)
+spreads each generalized value uniformly over
 the original values it covers (the usual uniform-within-generalization assumption) and is
 normalized over the published, not suppressed, records.
 """
@@ -42,33 +43,9 @@ from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
-from dp2pub.data.marginals import marginal_counts
-from dp2pub.publish.base import Outcome, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.release import TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_int
-
-
-@dataclass(frozen=True)
-class GeneralizedRelease:
-    """Marginals of a generalized table on the original domain.
-
-    ``covers[j]`` is a (published size, original size) matrix whose row ``g`` is the uniform
-    distribution over the original values that published value ``g`` of column ``j`` covers
-    (the identity for columns that are not generalized).
-    """
-
-    table: Dataset
-    covers: tuple[np.ndarray, ...]
-    max_way: int | None = None
-
-    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
-        cols = list(columns)
-        joint = marginal_counts(self.table.codes[:, cols], self.table.domain.sizes[cols]) / self.table.n
-        for axis, j in enumerate(cols):  # spread axis by axis: joint[.., g, ..] -> [.., v, ..]
-            joint = np.moveaxis(np.tensordot(joint, self.covers[j], axes=([axis], [0])), -1, axis)
-        return joint
-
-    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
-        return None
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str] | None:
@@ -102,7 +79,7 @@ def _reasons(value: Mapping | None, key: str) -> dict[str, str]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _KAnonymity:
+class _KAnonymity(Publisher):
     """Shared configuration checks and table building of the two publishers."""
 
     k: int = 10
@@ -113,8 +90,8 @@ class _KAnonymity:
     t: float | None = None
     allow_dependent: Mapping[str, str] | None = None
     drop: Sequence[str] | None = None
-    #: k-anonymity spends no privacy budget: run_job skips the epsilon check.
-    uses_epsilon: ClassVar[bool] = False
+    #: k-anonymity spends no privacy budget: the job takes no epsilon.
+    uses_budget: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_int(self.k, "k", 1)
@@ -262,7 +239,7 @@ class _KAnonymity:
         artifact = {"k": self.k, "l": self.l, "t": self.t, "quasi_identifiers": [data.domain.names[j] for j in qi],
                     "sensitive": [s.name for s in model.sensitive], "drop": list(self.drop),
                     "allow_dependent": dict(self.allow_dependent), **artifact}
-        return Outcome(GeneralizedRelease(published, tuple(covers)), published, [], {"anonymize": elapsed},
+        return Outcome(TableRelease(published, covers=tuple(covers)), [], {"anonymize": elapsed},
                        metrics, {"generalization": artifact})
 
 
@@ -273,8 +250,8 @@ class SamaratiPublisher(_KAnonymity):
     from ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv`` (``value -> *`` where there
     is no file)."""
 
+    name: ClassVar[str] = "samarati"
     max_suppression: int = 0
-    name: str = "samarati"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -308,8 +285,8 @@ class MondrianPublisher(_KAnonymity):
     DeWitt & Ramakrishnan, ICDE 2006); QI values become ``[min..max]`` ranges of labels in
     domain order, or the single label when a partition has one value."""
 
+    name: ClassVar[str] = "mondrian"
     mode: str = "strict"
-    name: str = "mondrian"
 
     def __post_init__(self) -> None:
         super().__post_init__()

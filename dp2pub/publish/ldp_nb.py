@@ -3,9 +3,9 @@ arXiv:1905.01039; :class:`dp2pub.learn.ldp_nb.LDPNaiveBayes`).
 
 It publishes no table but a model. For the marginal metrics it answers 1-way marginals: the
 class from the class report, feature ``j`` from its estimated (value, class) joint summed
-over the classes. :meth:`LDPNBPublisher.fit_predict` also classifies the held-out test part
-and reports ``accuracy_nb`` next to ``accuracy_nb_baseline`` (scikit-learn's CategoricalNB
-with the same ``alpha`` on the same training rows, without privacy).
+over the classes. As a classifier it gives model ``nb`` (itself), so the utility metrics
+report ``accuracy_nb`` next to ``accuracy_nb_baseline`` (scikit-learn's CategoricalNB with
+the same ``alpha`` on the same training rows, without privacy).
 """
 
 from __future__ import annotations
@@ -13,21 +13,24 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
+from dp2pub.learn.utility import Classifier, fit_model, split_xy
 from dp2pub.mechanisms import ORACLES
-from dp2pub.learn.models import naive_bayes
-from dp2pub.learn.split import random_state
-from dp2pub.publish.base import Outcome, working_bytes
+from dp2pub.mechanisms.accounting import Spend
+from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError
 
 
 @dataclass(frozen=True)
-class NaiveBayesRelease:
-    """1-way marginals of the training table as estimated by an LDP naive Bayes model."""
+class NaiveBayesRelease(Release):
+    """An LDP naive Bayes model: a classifier (``nb``), and the 1-way marginals of the
+    training table it estimated."""
 
     model: LDPNaiveBayes
     target: int
@@ -41,8 +44,15 @@ class NaiveBayesRelease:
             return self.model.prior_
         return self.model.joints_[j if j < self.target else j - 1].sum(axis=1)
 
-    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
-        return None
+    def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
+        """The model itself, for ``nb``; no other model."""
+        return self.model if model == "nb" else None
+
+    def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
+        """CategoricalNB with the model's ``alpha`` on the original training rows."""
+        x, y = split_xy(original)
+        sizes = [int(k) for j, k in enumerate(original.domain.sizes) if j != self.target]
+        return fit_model(model, x, y, sizes, random_state, self.model.alpha)
 
 
 def _features(data: Dataset) -> tuple[int, list[int]]:
@@ -52,8 +62,8 @@ def _features(data: Dataset) -> tuple[int, list[int]]:
     return target, [j for j in range(data.d) if j != target]
 
 
-@dataclass(frozen=True)
-class LDPNBPublisher:
+@dataclass(frozen=True, kw_only=True)
+class LDPNBPublisher(Publisher):
     """``mechanism=ldp_nb``: every training user reports their class and d (value, class)
     pairs under epsilon-LDP; the server fits naive Bayes.
 
@@ -70,7 +80,8 @@ class LDPNBPublisher:
     strategy: str = "split"
     alpha: float = 1.0
     options: Mapping = field(default_factory=dict)
-    name: str = "ldp_nb"
+    name: ClassVar[str] = "ldp_nb"
+    needs_target: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         LDPNaiveBayes(self.oracle, 1.0, self.estimator, self.strategy, self.alpha, self.options)  # checks
@@ -91,23 +102,8 @@ class LDPNBPublisher:
         elapsed = time.perf_counter() - start
         names = [data.target] + [data.domain.names[j] for j in features]
         if self.strategy == "split":
-            ledger = [{"phase": "report", "attribute": a if a == data.target else f"({a}, {data.target})",
-                       "epsilon": e} for a, e in zip(names, model.budgets_)]
+            ledger = [Spend("report", a if a == data.target else f"({a}, {data.target})", e)
+                      for a, e in zip(names, model.budgets_)]
         else:
-            ledger = [{"phase": "report", "attribute": "one sampled report", "epsilon": max(model.budgets_)}]
-        return Outcome(NaiveBayesRelease(model, target), None, ledger, {"fit": elapsed})
-
-    def fit_predict(self, train: Dataset, test: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
-        """:meth:`publish` on ``train``, then ``accuracy_nb`` (this model) and
-        ``accuracy_nb_baseline`` (CategoricalNB on the original ``train``) on ``test``."""
-        outcome = self.publish(train, epsilon, rng)
-        target, features = _features(train)
-        start = time.perf_counter()
-        x_test, y_test = test.codes[:, features].astype(np.int64), test.codes[:, target].astype(np.int64)
-        predicted = outcome.release.model.predict(x_test)
-        baseline = naive_bayes(train.domain.sizes[features], random_state(rng), self.alpha)
-        baseline.fit(train.codes[:, features].astype(np.int64), train.codes[:, target].astype(np.int64))
-        outcome.extra_metrics["accuracy_nb"] = float(np.mean(predicted == y_test))
-        outcome.extra_metrics["accuracy_nb_baseline"] = float(np.mean(baseline.predict(x_test) == y_test))
-        outcome.timings["predict"] = time.perf_counter() - start
-        return outcome
+            ledger = [Spend("report", "one sampled report", max(model.budgets_))]
+        return Outcome(NaiveBayesRelease(model, target), ledger, {"fit": elapsed})

@@ -1,9 +1,9 @@
 """Frequency oracles over a whole table: ``mechanism=grr|sue|oue|olh|rappor``.
 
-Multi-attribute strategies (Wang et al., USENIX Security 2017; DESIGN section 3):
+Multi-attribute strategies (Wang et al., USENIX Security 2017):
 
 - ``split`` (SPL): every user reports every attribute at ``epsilon / d``. With GRR the raw
-  reports form the published table (the seed documents' "first perturbation").
+  reports form the published table (a "first perturbation" that later phases may refine).
 - ``sample`` (SMP): every user reports one uniformly sampled attribute with the whole
   ``epsilon``; attribute j is estimated from the ``n_j`` users who reported it (the estimate
   is scaled by ``1 / n_j``, about ``d / n``). Joint marginals are then not estimable.
@@ -21,43 +21,47 @@ import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms import ORACLES
-from dp2pub.mechanisms.accounting import split_budget
+from dp2pub.data.marginals import marginal_counts
+from dp2pub.mechanisms.accounting import Spend, split_budget
+from dp2pub.mechanisms.chunks import chunks, rowwise_outer
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
-from dp2pub.mechanisms.chunks import chunks, rowwise_outer
+from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
-from dp2pub.data.marginals import marginal_counts
-from dp2pub.publish.base import Outcome, working_bytes
+from dp2pub.mechanisms.rappor import RAPPOR
+from dp2pub.mechanisms.unary import OUE, SUE
+from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
 STRATEGIES: tuple[str, ...] = ("split", "sample")
 
 
-@dataclass(frozen=True)
-class GRRReportsRelease:
-    """Marginals estimated from a table of independent per-attribute GRR reports.
+@dataclass(frozen=True, kw_only=True)
+class GRRReportsRelease(TableRelease):
+    """A published table of independent per-attribute GRR reports, whose marginals are
+    estimated through the channel.
 
     The reports of a set of attributes went through the Kronecker product of their channels,
     so the unbiased joint estimate applies each attribute's inverse along its own axis.
+    Classifiers are trained on the reports as they are.
     """
 
-    reports: Dataset
     oracles: tuple[GRR, ...]
     estimator: str
-    max_way: int | None = None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         cols = list(columns)
         if self.estimator == "ibu":
-            return ibu([self.oracles[j] for j in cols], [self.reports.codes[:, j] for j in cols])
-        counts = marginal_counts(self.reports.codes[:, cols], self.reports.domain.sizes[cols])
-        freq = counts / self.reports.n
+            return ibu([self.oracles[j] for j in cols], [self.table.codes[:, j] for j in cols])
+        counts = marginal_counts(self.table.codes[:, cols], self.table.domain.sizes[cols])
+        freq = counts / self.table.n
         if self.estimator == "none":
             return freq
         for axis, j in enumerate(cols):
@@ -67,11 +71,11 @@ class GRRReportsRelease:
     def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
         if self.estimator != "unbiased":
             return None
-        return self.oracles[column].expected_mse(self.reports.n, truth)
+        return self.oracles[column].expected_mse(self.table.n, truth)
 
 
 @dataclass(frozen=True)
-class OracleRelease:
+class OracleRelease(Release):
     """Marginals estimated from per-attribute reports of any frequency oracle.
 
     ``reports[j]`` are the reports of attribute j; with ``joint`` (strategy split) they come
@@ -115,45 +119,40 @@ class OracleRelease:
         return oracle.expected_mse(oracle.n_reports(self.reports[column]), truth)
 
 
-@dataclass(frozen=True)
-class OraclePublisher:
-    """Publisher for one frequency oracle applied to every attribute of a table.
+@dataclass(frozen=True, kw_only=True)
+class OraclePublisher(Publisher):
+    """One frequency oracle (:attr:`oracle`) applied to every attribute of a table; one
+    subclass per oracle.
 
     Args:
-        oracle: ``grr``, ``sue``, ``oue``, ``olh`` or ``rappor``.
         estimator: ``none``, ``unbiased``, ``clip``, ``norm_sub`` or ``ibu``.
         strategy: ``split`` (epsilon / d per attribute) or ``sample`` (one attribute per user).
         options: further keyword arguments of the oracle (RAPPOR's Bloom filter and noise).
     """
 
-    oracle: str = "grr"
+    oracle: ClassVar[type[FrequencyOracle]]
     estimator: str = "unbiased"
     strategy: str = "split"
     options: Mapping = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        check_choice(self.oracle, "oracle", tuple(ORACLES))
         check_choice(self.estimator, "estimator", ESTIMATORS)
         check_choice(self.strategy, "strategy", STRATEGIES)
-
-    @property
-    def name(self) -> str:
-        return self.oracle
 
     def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
         marginals; ``sample``: each user reports one attribute)."""
-        per_user = [ORACLES[self.oracle].memory_bytes(n, int(k), **self.options) for k in sizes]
+        per_user = [self.oracle.memory_bytes(n, int(k), **self.options) for k in sizes]
         reports = sum(per_user) if self.strategy == "split" else max(per_user, default=0)
         return working_bytes(n, sizes) + reports
 
     def _oracles(self, data: Dataset, share: float) -> tuple[FrequencyOracle, ...]:
         try:
-            return tuple(ORACLES[self.oracle](share, int(k), **self.options) for k in data.domain.sizes)
+            return tuple(self.oracle(share, int(k), **self.options) for k in data.domain.sizes)
         except ConfigError as error:
             raise error.under("mechanism") from None
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         split = self.strategy == "split"
         share = split_budget(epsilon, data.d) if split else epsilon
@@ -167,27 +166,75 @@ class OraclePublisher:
         reports = tuple(o.perturb(data.codes[who, j], rng) for j, (o, who) in enumerate(zip(oracles, users)))
         perturbed = time.perf_counter() - start
 
-        spent = [getattr(o, "epsilon_promised", o.epsilon) for o in oracles]
+        spent = [o.epsilon_promised for o in oracles]
         if split:
-            ledger = [{"phase": "perturb", "attribute": a, "epsilon": e} for a, e in zip(data.domain.names, spent)]
+            ledger = [Spend("perturb", a, e) for a, e in zip(data.domain.names, spent)]
         else:
-            ledger = [{"phase": "perturb", "attribute": "one sampled attribute", "epsilon": max(spent)}]
-        extra = {}
-        if self.oracle == "rappor":  # both RAPPOR guarantees, composed like the ledger
-            combine = sum if split else max
-            extra = {
-                "epsilon_inf": combine(o.epsilon_inf for o in oracles),
-                "epsilon_one": combine(o.epsilon_one for o in oracles),
-            }
-        if self.oracle == "grr" and split:
-            codes = np.empty(data.codes.shape, dtype=data.codes.dtype, order="F")
-            for j, column in enumerate(reports):
-                codes[:, j] = column
-            table = data.with_codes(codes)
-            release = GRRReportsRelease(table, oracles, self.estimator)
-        else:
-            table, release = None, OracleRelease(oracles, reports, self.estimator, joint=split)
-        return Outcome(release, table, ledger, {"perturb": perturbed}, extra)
+            ledger = [Spend("perturb", "one sampled attribute", max(spent))]
+        return Outcome(self.release(data, oracles, reports), ledger, {"perturb": perturbed},
+                       self.guarantees(oracles))
+
+    def release(self, data: Dataset, oracles: Sequence[FrequencyOracle], reports: Sequence[np.ndarray]) -> Release:
+        """The reports' estimates (no table: reports are not values of the domain)."""
+        return OracleRelease(tuple(oracles), tuple(reports), self.estimator, joint=self.strategy == "split")
+
+    def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
+        """Further privacy guarantees logged as metrics (none but the ledger's)."""
+        return {}
+
+
+class GRRPublisher(OraclePublisher):
+    """``mechanism=grr``; with ``split`` the reports form the published table."""
+
+    name = "grr"
+    oracle = GRR
+
+    def release(self, data: Dataset, oracles: Sequence[FrequencyOracle], reports: Sequence[np.ndarray]) -> Release:
+        if self.strategy != "split":
+            return super().release(data, oracles, reports)
+        codes = np.empty(data.codes.shape, dtype=data.codes.dtype, order="F")
+        for j, column in enumerate(reports):
+            codes[:, j] = column
+        return GRRReportsRelease(table=data.with_codes(codes), oracles=tuple(oracles), estimator=self.estimator)
+
+
+class SUEPublisher(OraclePublisher):
+    """``mechanism=sue``."""
+
+    name = "sue"
+    oracle = SUE
+
+
+class OUEPublisher(OraclePublisher):
+    """``mechanism=oue``."""
+
+    name = "oue"
+    oracle = OUE
+
+
+class OLHPublisher(OraclePublisher):
+    """``mechanism=olh``."""
+
+    name = "olh"
+    oracle = OLH
+
+
+class RAPPORPublisher(OraclePublisher):
+    """``mechanism=rappor``; logs both RAPPOR guarantees, composed like the ledger."""
+
+    name = "rappor"
+    oracle = RAPPOR
+
+    def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
+        combine = sum if self.strategy == "split" else max
+        return {"epsilon_inf": combine(o.epsilon_inf for o in oracles),  # type: ignore[attr-defined]
+                "epsilon_one": combine(o.epsilon_one for o in oracles)}  # type: ignore[attr-defined]
+
+
+#: ``mechanism=<name>`` -> its publisher class, for every frequency oracle.
+ORACLE_PUBLISHERS: dict[str, type[OraclePublisher]] = {
+    cls.name: cls for cls in (GRRPublisher, SUEPublisher, OUEPublisher, OLHPublisher, RAPPORPublisher)
+}
 
 
 def oracle_publisher(oracle: str):
@@ -197,10 +244,11 @@ def oracle_publisher(oracle: str):
     RAPPOR: ``num_bits``, ``num_hashes``, ``f``, ``p``, ``q``, ...), read off the oracle class,
     so the registry can name an unknown config key.
     """
-    own = [p for name, p in inspect.signature(ORACLES[oracle]).parameters.items() if name not in ("epsilon", "k")]
+    publisher = ORACLE_PUBLISHERS[oracle]
+    own = [p for name, p in inspect.signature(publisher.oracle).parameters.items() if name not in ("epsilon", "k")]
 
     def build(estimator: str = "unbiased", strategy: str = "split", **options) -> OraclePublisher:
-        return OraclePublisher(oracle, estimator, strategy, options)
+        return publisher(estimator=estimator, strategy=strategy, options=options)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     build.__signature__ = inspect.Signature(

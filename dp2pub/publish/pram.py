@@ -13,14 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms.accounting import split_budget
+from dp2pub.mechanisms.accounting import Spend, split_budget
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.publish.base import Outcome, TableRelease, channel_bytes, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
 from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
+from dp2pub.publish.release import TableRelease
 from dp2pub.validation import check_choice, check_epsilon
 
 
@@ -33,13 +35,13 @@ def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator)
     return reports, oracles
 
 
-@dataclass(frozen=True)
-class PRAMPublisher:
+@dataclass(frozen=True, kw_only=True)
+class PRAMPublisher(Publisher):
     """``mechanism=pram``: GRR at epsilon/d per attribute, then invariant PRAM per attribute
     (``prior``: ``inverse`` = project(Q^-1 lambda), or ``ibu`` = maximum likelihood)."""
 
+    name: ClassVar[str] = "pram"
     prior: str = "inverse"
-    name: str = "pram"
 
     def __post_init__(self) -> None:
         check_choice(self.prior, "prior", PRIORS)
@@ -59,5 +61,5 @@ class PRAMPublisher:
             published[:, [j]] = invariant_pram(reports[:, [j]], [oracle], rng, self.prior)[0]
         done = time.perf_counter()
         table = data.with_codes(published)
-        ledger = [{"phase": "perturb", "attribute": a, "epsilon": share} for a in data.domain.names]
-        return Outcome(TableRelease(table), table, ledger, {"perturb": perturbed - start, "pram": done - perturbed})
+        ledger = [Spend("perturb", a, share) for a in data.domain.names]
+        return Outcome(TableRelease(table), ledger, {"perturb": perturbed - start, "pram": done - perturbed})

@@ -26,14 +26,16 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms.accounting import fit_shares, split_budget
 from dp2pub.data.marginals import joint_codes, marginal_counts
-from dp2pub.publish.base import Outcome, TableRelease, network_bytes, working_bytes
+from dp2pub.mechanisms.accounting import Spend, fit_shares, split_budget
+from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import sample_rows
+from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
 from dp2pub.validation import ConfigError, check_epsilon, check_int
 
@@ -90,14 +92,14 @@ def sample_network(
     return codes
 
 
-@dataclass(frozen=True)
-class PrivBayesPublisher:
+@dataclass(frozen=True, kw_only=True)
+class PrivBayesPublisher(Publisher):
     """``mechanism=privbayes`` (see the module docstring)."""
 
+    name: ClassVar[str] = "privbayes"
     degree: int | None = 2
     beta: float = 0.3
     theta: float | None = None
-    name: str = "privbayes"
 
     def __post_init__(self) -> None:
         if self.degree is not None:
@@ -142,13 +144,10 @@ class PrivBayesPublisher:
         done = time.perf_counter()
         table = data.with_codes(codes)
         names = data.domain.names
-        ledger = [
-            {"phase": "network", "attribute": "(exponential mechanism)", "epsilon": eps1},
-            {"phase": "conditionals", "attribute": "(Laplace)", "epsilon": eps2},
-        ]
+        ledger = [Spend("network", "(exponential mechanism)", eps1), Spend("conditionals", "(Laplace)", eps2)]
         artifacts = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "settings": {"degree": degree, "beta": self.beta, "theta": self.theta, "model": "central DP"},
         }
-        return Outcome(TableRelease(table), table, ledger, {"structure": learned - start, "sample": done - learned},
+        return Outcome(TableRelease(table), ledger, {"structure": learned - start, "sample": done - learned},
                        artifacts=artifacts)

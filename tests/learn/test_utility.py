@@ -9,6 +9,7 @@ from dp2pub.data.domain import Domain
 from dp2pub.job import run_job
 from dp2pub.learn.split import split_train_test
 from dp2pub.learn.utility import classifier_metrics, recoders
+from dp2pub.publish.release import TableRelease
 from dp2pub.validation import ConfigError
 from tests.learn.conftest import plain
 
@@ -93,7 +94,7 @@ def test_classifier_metrics_on_a_generalized_table():
     test = Dataset(np.column_stack([x[:100], y[:100]]), original, target="y")
     published = Dataset(np.column_stack([x // 2, y]), Domain(("a", "y"), (("[0..1]", "[2..3]"), ("n", "p"))), target="y")
     covers = [np.repeat(np.eye(2), 2, axis=1) / 2, np.eye(2)]
-    m = classifier_metrics(published, train, test, ["nb", "logreg"], rng, covers=covers)
+    m = classifier_metrics(TableRelease(published, covers=tuple(covers)), train, test, ["nb", "logreg"], rng)
     assert m["accuracy_nb"] == m["accuracy_nb_baseline"] == 1.0 and m["accuracy_logreg"] == 1.0
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dp2pub.mechanisms.accounting import fit_shares, split_budget
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent, fit_shares, split_budget
 
 
 def test_plain_division_overspends_and_split_budget_does_not():
@@ -33,3 +33,13 @@ def test_shares_fitted_after_a_spent_phase_stay_within_the_budget(epsilon, parts
 def test_a_spent_phase_over_the_budget_is_refused():
     with pytest.raises(ValueError, match="exceed the budget"):
         fit_shares([0.1], 1.0, spent=[0.6, 0.5])
+
+
+def test_the_ledger_composes_sequentially_within_and_in_parallel_across_user_groups():
+    assert epsilon_spent([]) is None
+    assert epsilon_spent([Spend("perturb", "a", 0.25), Spend("perturb", "b", 0.5)]) == 0.75
+    disjoint = [Spend("structure", "a", 1.0, "structure"), Spend("structure", "b", 1.0, "structure"),
+                Spend("release", "a", 1.5, "release")]
+    assert epsilon_spent(disjoint) == 2.0  # the structure users spend 2, the release users 1.5
+    assert epsilon_spent([*disjoint, Spend("report", "c", 0.5)]) == 2.5  # every user also pays 0.5
+    assert epsilon_spent([Spend("perturb", "x", 0.1)] * 3) == math.fsum([0.1] * 3)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dp2pub.data import Dataset, Domain
-from dp2pub.publish import OraclePublisher
+from dp2pub.publish import GRRPublisher, OUEPublisher, RAPPORPublisher
 
 
 def correlated(n, rng):
@@ -15,8 +15,8 @@ def correlated(n, rng):
 
 def test_budget_is_split_evenly_and_spent_exactly():
     data = correlated(100, np.random.default_rng(0))
-    outcome = OraclePublisher("grr").publish(data, 3.0, np.random.default_rng(1))
-    assert [row["epsilon"] for row in outcome.ledger] == [1.5, 1.5]
+    outcome = GRRPublisher().publish(data, 3.0, np.random.default_rng(1))
+    assert [item.epsilon for item in outcome.ledger] == [1.5, 1.5]
     assert outcome.epsilon_spent == pytest.approx(3.0)
     assert outcome.published.codes.shape == data.codes.shape
 
@@ -27,9 +27,9 @@ def test_two_way_estimate_is_unbiased_and_raw_reports_are_not():
     reps, rng = 400, np.random.default_rng(2)
     unbiased, raw = [], []
     for _ in range(reps):
-        outcome = OraclePublisher("grr", "unbiased").publish(data, 4.0, rng)
+        outcome = GRRPublisher(estimator="unbiased").publish(data, 4.0, rng)
         unbiased.append(outcome.release.marginal((0, 1)))
-        raw.append(OraclePublisher("grr", "none").publish(data, 4.0, rng).release.marginal((0, 1)))
+        raw.append(GRRPublisher(estimator="none").publish(data, 4.0, rng).release.marginal((0, 1)))
     unbiased, raw = np.array(unbiased), np.array(raw)
     stderr = unbiased.std(axis=0, ddof=1) / np.sqrt(reps)
     assert np.all(np.abs(unbiased.mean(axis=0) - truth) <= 4.5 * stderr)
@@ -40,7 +40,7 @@ def test_joint_estimate_of_unary_reports_is_unbiased():
     data = correlated(2000, np.random.default_rng(0))
     truth = np.histogram2d(data.codes[:, 0], data.codes[:, 1], bins=[3, 4], range=[[0, 3], [0, 4]])[0] / data.n
     reps, rng = 300, np.random.default_rng(3)
-    joint = np.array([OraclePublisher("oue").publish(data, 4.0, rng).release.marginal((0, 1)) for _ in range(reps)])
+    joint = np.array([OUEPublisher().publish(data, 4.0, rng).release.marginal((0, 1)) for _ in range(reps)])
     stderr = joint.std(axis=0, ddof=1) / np.sqrt(reps)
     assert np.all(np.abs(joint.mean(axis=0) - truth) <= 4.5 * stderr)
     # power: the product of the two 1-way marginals (independence) is far off
@@ -50,7 +50,7 @@ def test_joint_estimate_of_unary_reports_is_unbiased():
 
 def test_sample_strategy_spends_epsilon_once_and_estimates_from_each_attributes_users():
     data = correlated(20_000, np.random.default_rng(0))
-    outcome = OraclePublisher("grr", "unbiased", "sample").publish(data, 2.0, np.random.default_rng(1))
+    outcome = GRRPublisher(estimator="unbiased", strategy="sample").publish(data, 2.0, np.random.default_rng(1))
     assert outcome.epsilon_spent == pytest.approx(2.0) and len(outcome.ledger) == 1
     assert outcome.published is None and outcome.release.max_way == 1
     sizes = [len(r) for r in outcome.release.reports]
@@ -62,7 +62,7 @@ def test_sample_strategy_spends_epsilon_once_and_estimates_from_each_attributes_
 
 def test_rappor_logs_both_guarantees_and_spends_the_promised_one():
     data = correlated(500, np.random.default_rng(0))
-    outcome = OraclePublisher("rappor", options={"p": 0.5, "q": 0.75, "guarantee": "one_report"}).publish(
+    outcome = RAPPORPublisher(options={"p": 0.5, "q": 0.75, "guarantee": "one_report"}).publish(
         data, 2.0, np.random.default_rng(1))
     assert outcome.epsilon_spent == pytest.approx(outcome.extra_metrics["epsilon_one"])
     assert outcome.epsilon_spent <= 2.0 + 1e-9
