@@ -78,6 +78,22 @@ def check_float(value: Any, key: str, low: float, high: float = math.inf, *, ope
     return float(value)
 
 
+def check_optional_float(value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True,
+                         open_high: bool = True) -> float | None:
+    """:func:`check_float`, or None for None (the error then says ``or null``)."""
+    if value is None:
+        return None
+    try:
+        return check_float(value, key, low, high, open_low=open_low, open_high=open_high)
+    except ConfigError as error:
+        raise ConfigError(key, value, f"{error.allowed} or null") from None
+
+
+def check_probability(value: Any, key: str, *, open_low: bool = True, open_high: bool = True) -> float:
+    """:func:`check_float` on the interval from 0 to 1 (open ends by default)."""
+    return check_float(value, key, 0.0, 1.0, open_low=open_low, open_high=open_high)
+
+
 def check_text(value: Any, key: str, allowed: str = "a non-empty string") -> str:
     """Return ``value`` if it is a non-empty string (not only blanks)."""
     if not isinstance(value, str) or not value.strip():

@@ -53,7 +53,7 @@ VARIANTS = {
 def run(epsilon: float, seeds: int, n: int, strength: float) -> pd.DataFrame:
     rows = []
     for seed in range(seeds):
-        data = make_synthetic_bn(n, 10, 2, 2, 8, strength, phase_rng(seed, "data"))
+        data = make_synthetic_bn(n=n, d=10, degree=2, k_min=2, k_max=8, strength=strength, rng=phase_rng(seed, "data"))
         for label, (publisher, equal) in VARIANTS.items():
             patch = mock.patch("dp2pub.publish.dp2pub_publisher.cluster_weights", equal_weights) if equal else None
             if patch:

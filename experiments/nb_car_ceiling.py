@@ -63,7 +63,7 @@ def main() -> None:
     print("\nGRR standard deviation of one estimated frequency under split (epsilon / 7 per report):")
     for epsilon in (4.0, 8.0):
         for k in (12, 16):
-            sd = np.sqrt(GRR(epsilon / 7, k).variance(n_train))
+            sd = np.sqrt(GRR(epsilon=epsilon / 7, k=k).variance(n_train))
             print(f"  epsilon={epsilon:g}: k={k}: sd {sd:.3f} vs a uniform cell frequency {1 / k:.3f}")
 
 

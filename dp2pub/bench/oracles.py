@@ -46,11 +46,11 @@ def rate(work: Callable[[], object], units: int, repeats: int = 3) -> float:
 def ours(n: int, k: int, epsilon: float, rng: np.random.Generator) -> dict[str, float]:
     values = rng.integers(0, k, size=n)
     oracles = {
-        "grr": GRR(epsilon, k),
-        "sue": SUE(epsilon, k),
-        "oue": OUE(epsilon, k),
-        "olh": OLH(epsilon, k),
-        "rappor": RAPPOR(epsilon, k, num_bits=2 * k, num_hashes=2),
+        "grr": GRR(epsilon=epsilon, k=k),
+        "sue": SUE(epsilon=epsilon, k=k),
+        "oue": OUE(epsilon=epsilon, k=k),
+        "olh": OLH(epsilon=epsilon, k=k),
+        "rappor": RAPPOR(epsilon=epsilon, k=k, num_bits=2 * k, num_hashes=2),
     }
     rates = {}
     for name, oracle in oracles.items():
@@ -61,7 +61,7 @@ def ours(n: int, k: int, epsilon: float, rng: np.random.Generator) -> dict[str, 
 def grr_table_rate(n: int, d: int, k: int, epsilon: float, rng: np.random.Generator) -> tuple[float, float]:
     """User-attribute reports per second of the grr publisher on an n x d table (perturb only,
     and perturb + every 1-way unbiased estimate)."""
-    data = make_synthetic(n, d, k, k, rng)
+    data = make_synthetic(n=n, d=d, k_min=k, k_max=k, rng=rng)
     publisher = GRRPublisher()
     perturb = rate(lambda: publisher.publish(data, epsilon, rng), n * d)
 

@@ -29,7 +29,7 @@ from dp2pub.structure import BayesianNetwork, greedy_bayes
 
 def table(n: int, d: int, k_min: int, k_max: int, seed: int) -> Dataset:
     """The benchmark table of dimension ``d`` (its own generator, spawned from ``seed``)."""
-    return make_synthetic(n, d, k_min, k_max, np.random.default_rng([seed, d]))
+    return make_synthetic(n=n, d=d, k_min=k_min, k_max=k_max, rng=np.random.default_rng([seed, d]))
 
 
 def time_ours(data: Dataset, degree: int, root: int) -> tuple[float, BayesianNetwork]:

@@ -31,7 +31,7 @@ def table_shape(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator
     return n, rng.integers(k_min, k_max, size=d, endpoint=True)
 
 
-def make_synthetic(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Dataset:
+def make_synthetic(*, n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Dataset:
     """Draw ``n`` records over ``d`` attributes.
 
     Each attribute's domain size is drawn uniformly from ``[k_min, k_max]``; each value is

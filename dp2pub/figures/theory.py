@@ -32,7 +32,7 @@ def expected_mse(
     oracle's further constructor arguments (RAPPOR's ``num_bits``, ``f`` ...).
     """
     share, users = (epsilon / d, n) if strategy == "split" else (epsilon, n / d)
-    oracle = ORACLES[mechanism](share, k, **options)
+    oracle = ORACLES[mechanism](epsilon=share, k=k, **options)
     return float(oracle.expected_mse(users, np.full(k, 1.0 / k)))
 
 
@@ -49,7 +49,7 @@ def _plain(value: Any) -> Any:
 
 def oracle_options(mechanism: str, params: dict[str, Any]) -> dict[str, Any]:
     """The oracle's extra constructor arguments found among ``mechanism.<key>`` params."""
-    names = list(inspect.signature(ORACLES[mechanism].__init__).parameters)[3:]  # self, epsilon, k
+    names = [name for name in inspect.signature(ORACLES[mechanism]).parameters if name not in ("epsilon", "k")]
     found = {name: _plain(params.get(f"mechanism.{name}")) for name in names}
     return {name: value for name, value in found.items() if value is not None}
 

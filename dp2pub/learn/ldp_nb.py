@@ -21,14 +21,15 @@ distribution is then estimated from the users who reported it).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.oracle import FrequencyOracle
-from dp2pub.validation import ConfigError, check_choice, check_epsilon
+from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float
 
 #: Post-processings that give non-negative frequencies (probabilities need them).
 NB_ESTIMATORS: tuple[str, ...] = ("clip", "norm_sub", "ibu")
@@ -36,19 +37,13 @@ STRATEGIES: tuple[str, ...] = ("split", "sample")
 
 
 def check_alpha(value: object, key: str = "alpha") -> float:
-    """The Laplace smoothing constant: a finite number > 0."""
-    try:
-        alpha = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(key, value, "a finite number > 0") from None
-    if not np.isfinite(alpha) or alpha <= 0:
-        raise ConfigError(key, value, "a finite number > 0")
-    return alpha
+    """The Laplace smoothing constant: a number > 0 (finite)."""
+    return check_float(value, key, 0.0)
 
 
-@dataclass
-class LDPNaiveBayes:
-    """Naive Bayes trained on epsilon-LDP reports (Yilmaz et al., arXiv:1905.01039).
+class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
+    """Naive Bayes trained on epsilon-LDP reports (Yilmaz et al., arXiv:1905.01039), as a
+    scikit-learn classifier: it works with ``clone``, ``cross_val_score`` and pipelines.
 
     Args:
         oracle: frequency oracle of every report: ``grr``, ``sue``, ``oue``, ``olh``.
@@ -56,55 +51,69 @@ class LDPNaiveBayes:
         estimator: non-negative post-processing of the estimates (``clip``, ``norm_sub``, ``ibu``).
         strategy: ``split`` or ``sample`` (see the module docstring).
         alpha: Laplace smoothing of the estimated counts.
-        options: further keyword arguments of the oracle.
+        options: further keyword arguments of the oracle (None: none).
+        sizes: the feature domain sizes (None: one more than the largest code seen in ``fit``;
+            give them when a test record may hold a value no training record has).
+        n_classes: the classes are the codes ``0 .. n_classes-1`` (None: the labels seen in
+            ``fit``, in sorted order).
+        random_state: the users' randomness: a ``numpy.random.Generator`` (used as is), an
+            integer seed, or None (fresh entropy).
 
-    After :meth:`fit`: ``prior_`` (c,), ``joints_`` (per feature the (k_j, c) estimated joint
+    Parameters are checked by :meth:`fit` (scikit-learn's convention); after it:
+    ``classes_``, ``prior_`` (c,), ``joints_`` (per feature the (k_j, c) estimated joint
     frequencies), ``log_prior_``, ``log_conditionals_`` (per feature log P(x_j | c), (k_j, c)),
     ``reports_per_estimate_`` (users behind each of the d + 1 estimates) and ``budgets_``.
     """
 
-    oracle: str = "grr"
-    epsilon: float = 1.0
-    estimator: str = "norm_sub"
-    strategy: str = "split"
-    alpha: float = 1.0
-    options: Mapping = field(default_factory=dict)
+    def __init__(self, *, oracle: str = "grr", epsilon: float = 1.0, estimator: str = "norm_sub",
+                 strategy: str = "split", alpha: float = 1.0, options: Mapping | None = None,
+                 sizes: Sequence[int] | None = None, n_classes: int | None = None,
+                 random_state: np.random.Generator | int | None = None) -> None:
+        self.oracle = oracle
+        self.epsilon = epsilon
+        self.estimator = estimator
+        self.strategy = strategy
+        self.alpha = alpha
+        self.options = options
+        self.sizes = sizes
+        self.n_classes = n_classes
+        self.random_state = random_state
 
-    def __post_init__(self) -> None:
+    def check_params(self) -> float:
+        """Check every parameter (ConfigError naming the first bad one); returns epsilon."""
         check_choice(self.oracle, "oracle", tuple(name for name in ORACLES if name != "rappor"))
-        self.epsilon = check_epsilon(self.epsilon)
         check_choice(self.estimator, "estimator", NB_ESTIMATORS)
         check_choice(self.strategy, "strategy", STRATEGIES)
-        self.alpha = check_alpha(self.alpha)
+        check_alpha(self.alpha)
+        return check_epsilon(self.epsilon)
 
     def _oracle(self, epsilon: float, k: int) -> FrequencyOracle:
-        return ORACLES[self.oracle](epsilon, int(k), **self.options)
+        return ORACLES[self.oracle](epsilon=epsilon, k=int(k), **(self.options or {}))
 
-    def fit(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        rng: np.random.Generator,
-        sizes: Sequence[int] | None = None,
-        n_classes: int | None = None,
-    ) -> LDPNaiveBayes:
-        """Simulate the users' reports of ``X`` (n, d integer codes) and ``y`` (n class codes)
-        and estimate the model from them. ``sizes`` (feature domain sizes) and ``n_classes``
-        default to one more than the largest code seen."""
+    def fit(self, X: np.ndarray, y: np.ndarray) -> LDPNaiveBayes:
+        """Simulate the users' reports of ``X`` (n, d integer codes) and ``y`` (n labels)
+        and estimate the model from them."""
+        epsilon = self.check_params()
         X = np.asarray(X, dtype=np.int64)
-        y = np.asarray(y, dtype=np.int64)
+        y = np.asarray(y)
         if X.ndim != 2 or y.shape != (X.shape[0],) or X.shape[0] == 0:
             raise ValueError(f"X must be (n, d) and y (n,) with n > 0; got {X.shape} and {y.shape}")
+        if self.n_classes is None:
+            self.classes_, y = np.unique(y, return_inverse=True)
+        else:
+            self.classes_, y = np.arange(int(self.n_classes)), y.astype(np.int64)
+        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+            else np.random.default_rng(self.random_state)
         n, d = X.shape
-        sizes = np.asarray(X.max(axis=0) + 1 if sizes is None else sizes, dtype=np.int64)
-        c = int(y.max() + 1 if n_classes is None else n_classes)
+        sizes = np.asarray(X.max(axis=0) + 1 if self.sizes is None else self.sizes, dtype=np.int64)
+        c = self.classes_.size
         # report 0: the class; report 1 + j: the pair (x_j, y) as x_j * c + y
         domains = [c] + [int(k) * c for k in sizes]
         if self.strategy == "split":
-            share = split_budget(self.epsilon, d + 1)
+            share = split_budget(epsilon, d + 1)
             users: list[slice | np.ndarray] = [slice(None)] * (d + 1)
         else:
-            share = self.epsilon
+            share = epsilon
             chosen = rng.integers(0, d + 1, size=n)
             users = [np.flatnonzero(chosen == r) for r in range(d + 1)]
         oracles = [self._oracle(share, k) for k in domains]
@@ -125,7 +134,7 @@ class LDPNaiveBayes:
 
     def _smooth(self, counts: list[int]) -> LDPNaiveBayes:
         """Log probabilities from the estimated counts with Laplace smoothing ``alpha``."""
-        a = self.alpha
+        a = check_alpha(self.alpha)
         class_counts = counts[0] * self.prior_
         self.log_prior_ = np.log((class_counts + a) / (class_counts.sum() + a * class_counts.size))
         self.log_conditionals_ = []
@@ -143,6 +152,10 @@ class LDPNaiveBayes:
             scores += table[X[:, j]]
         return scores
 
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """``P(c | x)`` of every record and class (columns in the order of ``classes_``)."""
+        return softmax(self.decision_function(X), axis=1)
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The naive Bayes class of every row of ``X``."""
-        return np.argmax(self.decision_function(X), axis=1)
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]

@@ -39,8 +39,8 @@ class GRR(FrequencyOracle):
     name = "grr"
     reports_values = True
 
-    def __init__(self, epsilon: float, k: int) -> None:
-        super().__init__(epsilon, k)
+    def __init__(self, *, epsilon: float, k: int) -> None:
+        super().__init__(epsilon=epsilon, k=k)
         e = math.exp(-self.epsilon)  # written with e^-eps: finite for any eps
         q = e / (1.0 + (self.k - 1) * e)
         #: Grid counts of one other value (``c``) and of the true value (``K``), see the module docstring.

@@ -32,10 +32,10 @@ class OLH(FrequencyOracle):
 
     name = "olh"
 
-    def __init__(self, epsilon: float, k: int) -> None:
-        super().__init__(epsilon, k)
+    def __init__(self, *, epsilon: float, k: int) -> None:
+        super().__init__(epsilon=epsilon, k=k)
         self.g = min(int(round(math.exp(min(self.epsilon, math.log(MAX_BUCKETS))))), MAX_BUCKETS) + 1
-        self.bucket = GRR(self.epsilon, self.g)
+        self.bucket = GRR(epsilon=self.epsilon, k=self.g)
         self.check_informative()
 
     @property

@@ -36,7 +36,7 @@ class FrequencyOracle(ABC):
     #: channel to a frequency table (GRR); iterative Bayesian update then needs no per-user work.
     reports_values: ClassVar[bool] = False
 
-    def __init__(self, epsilon: float, k: int) -> None:
+    def __init__(self, *, epsilon: float, k: int) -> None:
         self.epsilon = check_epsilon(epsilon)
         self.k = check_int(k, "k", 2)
 

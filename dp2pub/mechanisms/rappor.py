@@ -33,15 +33,9 @@ from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.mechanisms.oracle import FrequencyOracle
-from dp2pub.validation import ConfigError, check_choice, check_int
+from dp2pub.validation import ConfigError, check_choice, check_int, check_probability
 
 GUARANTEES = ("permanent", "one_report")
-
-
-def _check_probability(value: float, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ConfigError(key, value, "a number in (0, 1)")
-    return float(value)
 
 
 class RAPPOR(FrequencyOracle):
@@ -61,6 +55,7 @@ class RAPPOR(FrequencyOracle):
 
     def __init__(
         self,
+        *,
         epsilon: float,
         k: int,
         num_bits: int = 64,
@@ -71,7 +66,7 @@ class RAPPOR(FrequencyOracle):
         guarantee: str = "permanent",
         hash_seed: int = 0,
     ) -> None:
-        super().__init__(epsilon, k)
+        super().__init__(epsilon=epsilon, k=k)
         self.num_bits = check_int(num_bits, "num_bits", 1)
         self.num_hashes = check_int(num_hashes, "num_hashes", 1, self.num_bits)
         self.guarantee = check_choice(guarantee, "guarantee", GUARANTEES)
@@ -79,11 +74,11 @@ class RAPPOR(FrequencyOracle):
             raise ConfigError("p" if p is None else "q", None, "both p and q set (IRR) or both null")
         self.irr = p is not None
         if self.irr:
-            p, q = _check_probability(p, "p"), _check_probability(q, "q")
+            p, q = check_probability(p, "p"), check_probability(q, "q")
             if q <= p:
                 raise ConfigError("q", q, f"a number in (p={p}, 1): IRR needs q > p")
             self._tp, self._tq = bits.threshold(p, "up"), bits.threshold(q, "down")
-        f = self._derive_f() if f is None else _check_probability(f, "f")
+        f = self._derive_f() if f is None else check_probability(f, "f")
         self._tf = bits.threshold(f, "up")
         spent = self.epsilon_promised
         if spent > self.epsilon * (1 + 1e-9):

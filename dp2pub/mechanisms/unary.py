@@ -30,8 +30,8 @@ class UnaryEncoding(FrequencyOracle):
 
     name = "ue"
 
-    def __init__(self, epsilon: float, k: int, p: float, q: float) -> None:
-        super().__init__(epsilon, k)
+    def __init__(self, *, epsilon: float, k: int, p: float, q: float) -> None:
+        super().__init__(epsilon=epsilon, k=k)
         self._tp = bits.threshold(p, "down")
         self._tq = bits.threshold(q, "up")
         self.check_informative()
@@ -96,9 +96,9 @@ class SUE(UnaryEncoding):
 
     name = "sue"
 
-    def __init__(self, epsilon: float, k: int) -> None:
+    def __init__(self, *, epsilon: float, k: int) -> None:
         shrink = math.exp(-check_epsilon(epsilon) / 2)  # e^{-eps/2}: finite at any budget
-        super().__init__(epsilon, k, 1 / (1 + shrink), shrink / (1 + shrink))
+        super().__init__(epsilon=epsilon, k=k, p=1 / (1 + shrink), q=shrink / (1 + shrink))
 
 
 class OUE(UnaryEncoding):
@@ -106,6 +106,6 @@ class OUE(UnaryEncoding):
 
     name = "oue"
 
-    def __init__(self, epsilon: float, k: int) -> None:
+    def __init__(self, *, epsilon: float, k: int) -> None:
         shrink = math.exp(-check_epsilon(epsilon))  # q = 1 / (e^eps + 1), finite at any budget
-        super().__init__(epsilon, k, 0.5, shrink / (1 + shrink))
+        super().__init__(epsilon=epsilon, k=k, p=0.5, q=shrink / (1 + shrink))

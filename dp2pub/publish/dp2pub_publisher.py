@@ -40,7 +40,7 @@ from dp2pub.structure.bayes_net import greedy_bayes
 from dp2pub.structure.budget import attribute_budgets, cluster_weights
 from dp2pub.structure.clustering import cluster_attributes
 from dp2pub.structure.information import entropy_of_distribution
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
+from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int, check_probability
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,9 +58,7 @@ class DP2PubPublisher(Publisher):
 
     def __post_init__(self) -> None:
         check_int(self.degree, "degree", 1)
-        beta = self.structure_fraction
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 < beta < 1:
-            raise ConfigError("structure_fraction", beta, "a number in (0, 1)")
+        check_probability(self.structure_fraction, "structure_fraction")
         check_choice(self.split, "split", ("budget", "users"))
         check_int(self.max_cluster_size, "max_cluster_size", 1)
         check_int(self.max_cells, "max_cells", 1)

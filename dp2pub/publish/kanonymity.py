@@ -45,7 +45,7 @@ from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import TableRelease
-from dp2pub.validation import ConfigError, check_choice, check_int
+from dp2pub.validation import ConfigError, check_choice, check_int, check_optional_float
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str] | None:
@@ -97,9 +97,7 @@ class _KAnonymity(Publisher):
         check_int(self.k, "k", 1)
         if self.l is not None:
             check_int(self.l, "l", 1)
-        if self.t is not None and (isinstance(self.t, bool) or not isinstance(self.t, (int, float))
-                                   or not 0 < self.t <= 1):
-            raise ConfigError("t", self.t, "a number in (0, 1] or null")
+        check_optional_float(self.t, "t", 0.0, 1.0, open_high=False)
         object.__setattr__(self, "quasi_identifiers", _names(self.quasi_identifiers, "quasi_identifiers"))
         object.__setattr__(self, "sensitive", _names(self.sensitive, "sensitive"))
         object.__setattr__(self, "drop", _names(self.drop, "drop") or [])

@@ -84,7 +84,12 @@ class LDPNBPublisher(Publisher):
     needs_target: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        LDPNaiveBayes(self.oracle, 1.0, self.estimator, self.strategy, self.alpha, self.options)  # checks
+        self.model(1.0).check_params()
+
+    def model(self, epsilon: float | None, **data_params: object) -> LDPNaiveBayes:
+        """The unfitted model of this publisher at budget ``epsilon``."""
+        return LDPNaiveBayes(oracle=self.oracle, epsilon=epsilon, estimator=self.estimator, strategy=self.strategy,
+                             alpha=self.alpha, options=dict(self.options), **data_params)
 
     def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
         """The reports of every (value, class) pair: one oracle report per user and feature
@@ -92,13 +97,13 @@ class LDPNBPublisher(Publisher):
         pairs = max((int(k) for k in sizes), default=1) ** 2
         return working_bytes(n, sizes) + len(sizes) * ORACLES[self.oracle].memory_bytes(n, pairs, **self.options)
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         """Fit the model on the reports of every record of ``data``."""
         target, features = _features(data)
         start = time.perf_counter()
-        model = LDPNaiveBayes(self.oracle, epsilon, self.estimator, self.strategy, self.alpha, self.options)
-        model.fit(data.codes[:, features], data.codes[:, target], rng,
-                  sizes=data.domain.sizes[features], n_classes=int(data.domain.sizes[target]))
+        model = self.model(epsilon, sizes=[int(k) for k in data.domain.sizes[features]],
+                           n_classes=int(data.domain.sizes[target]), random_state=rng)
+        model.fit(data.codes[:, features], data.codes[:, target])
         elapsed = time.perf_counter() - start
         names = [data.target] + [data.domain.names[j] for j in features]
         if self.strategy == "split":

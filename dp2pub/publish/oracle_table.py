@@ -148,7 +148,7 @@ class OraclePublisher(Publisher):
 
     def _oracles(self, data: Dataset, share: float) -> tuple[FrequencyOracle, ...]:
         try:
-            return tuple(self.oracle(share, int(k), **self.options) for k in data.domain.sizes)
+            return tuple(self.oracle(epsilon=share, k=int(k), **self.options) for k in data.domain.sizes)
         except ConfigError as error:
             raise error.under("mechanism") from None
 

@@ -28,7 +28,7 @@ from dp2pub.validation import check_choice, check_epsilon
 
 def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator) -> tuple[np.ndarray, list[GRR]]:
     """Every attribute j of every user through GRR at ``budgets[j]``: (reports, oracles)."""
-    oracles = [GRR(budget, int(k)) for budget, k in zip(budgets, data.domain.sizes)]
+    oracles = [GRR(epsilon=budget, k=int(k)) for budget, k in zip(budgets, data.domain.sizes)]
     reports = np.empty(data.codes.shape, dtype=data.codes.dtype, order="F")
     for j, oracle in enumerate(oracles):
         reports[:, j] = oracle.perturb(data.codes[:, j], rng)

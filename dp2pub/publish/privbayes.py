@@ -37,7 +37,7 @@ from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import sample_rows
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
-from dp2pub.validation import ConfigError, check_epsilon, check_int
+from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
 def mi_sensitivity(n: int) -> float:
@@ -104,10 +104,8 @@ class PrivBayesPublisher(Publisher):
     def __post_init__(self) -> None:
         if self.degree is not None:
             check_int(self.degree, "degree", 1)
-        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) or not 0 < self.beta < 1:
-            raise ConfigError("beta", self.beta, "a number in (0, 1)")
-        if self.theta is not None and (isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or self.theta <= 0):
-            raise ConfigError("theta", self.theta, "a number > 0, or null")
+        check_probability(self.beta, "beta")
+        check_optional_float(self.theta, "theta", 0.0)
         if self.degree is None and self.theta is None:
             raise ConfigError("degree", None, "an integer >= 1, or set theta to choose it")
 

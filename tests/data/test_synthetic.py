@@ -6,7 +6,7 @@ from dp2pub.validation import ConfigError
 
 
 def test_shape_domains_and_uniform_values():
-    data = make_synthetic(20_000, 6, 3, 7, np.random.default_rng(0))
+    data = make_synthetic(n=20_000, d=6, k_min=3, k_max=7, rng=np.random.default_rng(0))
     assert (data.n, data.d) == (20_000, 6)
     sizes = data.domain.sizes
     assert sizes.min() >= 3 and sizes.max() <= 7
@@ -18,8 +18,8 @@ def test_shape_domains_and_uniform_values():
 
 
 def test_same_generator_state_same_data():
-    a = make_synthetic(100, 3, 2, 5, np.random.default_rng(42))
-    b = make_synthetic(100, 3, 2, 5, np.random.default_rng(42))
+    a = make_synthetic(n=100, d=3, k_min=2, k_max=5, rng=np.random.default_rng(42))
+    b = make_synthetic(n=100, d=3, k_min=2, k_max=5, rng=np.random.default_rng(42))
     assert np.array_equal(a.codes, b.codes) and a.domain == b.domain
 
 

@@ -27,9 +27,9 @@ def parent_code(codes, sizes, parents):
 
 
 def test_same_generator_state_same_data_and_shapes():
-    a = make_synthetic_bn(500, 6, 2, 3, 5, 0.7, np.random.default_rng(4))
-    b = make_synthetic_bn(500, 6, 2, 3, 5, 0.7, np.random.default_rng(4))
-    c = make_synthetic_bn(500, 6, 2, 3, 5, 0.7, np.random.default_rng(5))
+    a = make_synthetic_bn(n=500, d=6, degree=2, k_min=3, k_max=5, strength=0.7, rng=np.random.default_rng(4))
+    b = make_synthetic_bn(n=500, d=6, degree=2, k_min=3, k_max=5, strength=0.7, rng=np.random.default_rng(4))
+    c = make_synthetic_bn(n=500, d=6, degree=2, k_min=3, k_max=5, strength=0.7, rng=np.random.default_rng(5))
     assert np.array_equal(a.codes, b.codes) and a.domain == b.domain
     assert not np.array_equal(a.codes, c.codes)
     assert (a.n, a.d) == (500, 6) and a.name == "synthetic_bn"

@@ -36,7 +36,7 @@ def job_params(mechanism: str, epsilon: float, seed: int) -> dict[str, str]:
 
 def theory(mechanism: str, epsilon: float) -> float:
     options = {"num_bits": 64, "num_hashes": 2} if mechanism == "rappor" else {}
-    return ORACLES[mechanism](epsilon / D, K, **options).expected_mse(N, np.full(K, 1 / K))
+    return ORACLES[mechanism](epsilon=epsilon / D, k=K, **options).expected_mse(N, np.full(K, 1 / K))
 
 
 def log_run(client: mlflow.MlflowClient, experiment_id: str, start: int, params: dict[str, str],

@@ -3,6 +3,8 @@ budget, and its accuracy on car against non-private naive Bayes."""
 
 import numpy as np
 import pytest
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import cross_val_score
 
 from dp2pub.job import run_job
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
@@ -36,16 +38,16 @@ def conditional_error(model: LDPNaiveBayes) -> float:
 def test_large_n_and_epsilon_recover_the_true_conditionals(oracle):
     X, y = sample_naive_bayes(100_000, np.random.default_rng(0))
     sizes = [c.shape[0] for c in COND]
-    model = LDPNaiveBayes(oracle, 16.0, "norm_sub").fit(X, y, np.random.default_rng(1), sizes=sizes, n_classes=2)
+    model = LDPNaiveBayes(oracle=oracle, epsilon=16.0, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)).fit(X, y)
     assert conditional_error(model) < 0.03
     assert np.abs(model.prior_ - PRIOR).max() < 0.02
-    noisy = LDPNaiveBayes(oracle, 0.5, "norm_sub").fit(X, y, np.random.default_rng(1), sizes=sizes, n_classes=2)
+    noisy = LDPNaiveBayes(oracle=oracle, epsilon=0.5, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)).fit(X, y)
     assert conditional_error(noisy) > 2 * conditional_error(model)
 
 
 def test_conditionals_are_distributions_and_budget_is_split():
     X, y = sample_naive_bayes(5_000, np.random.default_rng(2))
-    model = LDPNaiveBayes("grr", 2.0, "clip", alpha=0.5).fit(X, y, np.random.default_rng(3), n_classes=2)
+    model = LDPNaiveBayes(epsilon=2.0, estimator="clip", alpha=0.5, n_classes=2, random_state=3).fit(X, y)
     for table in model.log_conditionals_:
         np.testing.assert_allclose(np.exp(table).sum(axis=0), 1.0)
     assert model.budgets_ == pytest.approx([0.5] * 4)
@@ -54,7 +56,7 @@ def test_conditionals_are_distributions_and_budget_is_split():
 
 def test_sample_strategy_gives_each_user_one_report_with_the_whole_budget():
     X, y = sample_naive_bayes(8_000, np.random.default_rng(4))
-    model = LDPNaiveBayes("oue", 2.0, "norm_sub", "sample").fit(X, y, np.random.default_rng(5), n_classes=2)
+    model = LDPNaiveBayes(oracle="oue", epsilon=2.0, strategy="sample", n_classes=2, random_state=5).fit(X, y)
     assert model.budgets_ == [2.0] * 4
     assert sum(model.reports_per_estimate_) == 8_000
     assert min(model.reports_per_estimate_) > 1_500
@@ -62,7 +64,7 @@ def test_sample_strategy_gives_each_user_one_report_with_the_whole_budget():
 
 def test_prediction_is_the_naive_bayes_rule():
     X, y = sample_naive_bayes(3_000, np.random.default_rng(6))
-    model = LDPNaiveBayes("grr", 4.0).fit(X, y, np.random.default_rng(7), n_classes=2)
+    model = LDPNaiveBayes(epsilon=4.0, n_classes=2, random_state=7).fit(X, y)
     test, _ = sample_naive_bayes(50, np.random.default_rng(8))
     expected = [np.argmax([model.log_prior_[c] + sum(t[row[j], c] for j, t in enumerate(model.log_conditionals_))
                            for c in range(2)]) for row in test]
@@ -73,16 +75,46 @@ def test_prediction_is_the_naive_bayes_rule():
 def test_true_model_classifies_as_the_bayes_rule_at_large_epsilon():
     X, y = sample_naive_bayes(100_000, np.random.default_rng(9))
     test, truth = sample_naive_bayes(20_000, np.random.default_rng(10))
-    model = LDPNaiveBayes("grr", 30.0).fit(X, y, np.random.default_rng(11), n_classes=2)
+    model = LDPNaiveBayes(epsilon=30.0, n_classes=2, random_state=11).fit(X, y)
     bayes = np.argmax(np.log(PRIOR) + sum(np.log(c)[test[:, j]] for j, c in enumerate(COND)), axis=1)
     assert np.mean(model.predict(test) == bayes) > 0.99
     assert abs(np.mean(model.predict(test) == truth) - np.mean(bayes == truth)) < 0.01
 
 
-@pytest.mark.parametrize("key,value", [("estimator", "unbiased"), ("strategy", "all"), ("alpha", 0), ("oracle", "rappor")])
-def test_bad_parameters_are_refused(key, value):
-    with pytest.raises(ConfigError, match=key):
-        LDPNaiveBayes(**{key: value})
+@pytest.mark.parametrize("key,value", [("estimator", "unbiased"), ("strategy", "all"), ("alpha", 0), ("alpha", True),
+                                       ("alpha", "0.5"), ("oracle", "rappor"), ("epsilon", 0)])
+def test_bad_parameters_are_refused_by_fit(key, value):
+    X, y = sample_naive_bayes(100, np.random.default_rng(0))
+    model = LDPNaiveBayes(**{key: value})  # scikit-learn's convention: parameters are checked by fit
+    with pytest.raises(ConfigError, match=f"{key}="):
+        model.fit(X, y)
+
+
+def test_it_is_a_scikit_learn_classifier():
+    X, y = sample_naive_bayes(6_000, np.random.default_rng(12))
+    labels = np.array(["no", "yes"])[y]  # any labels, kept in classes_
+    model = LDPNaiveBayes(epsilon=8.0, sizes=[c.shape[0] for c in COND], random_state=0)
+    assert is_classifier(model) and clone(model).get_params() == model.get_params()
+    fitted = clone(model).fit(X, labels)
+    assert fitted.classes_.tolist() == ["no", "yes"]
+    proba = fitted.predict_proba(X[:100])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert fitted.predict(X[:100]).tolist() == fitted.classes_[proba.argmax(axis=1)].tolist()
+    assert fitted.score(X, labels) == np.mean(fitted.predict(X) == labels)
+    scores = cross_val_score(model, X, labels, cv=3)
+    bayes = np.mean(np.argmax(np.log(PRIOR) + sum(np.log(c)[X[:, j]] for j, c in enumerate(COND)), axis=1) == y)
+    assert scores.shape == (3,) and np.all(np.abs(scores - bayes) < 0.05)  # eps=8 on 4000 users: near Bayes
+    noisy = cross_val_score(model.set_params(epsilon=0.05), X, labels, cv=3)
+    assert noisy.mean() < scores.mean()  # the budget matters: the test can fail
+
+
+def test_the_same_random_state_gives_the_same_model_and_a_generator_is_used_as_is():
+    X, y = sample_naive_bayes(2_000, np.random.default_rng(13))
+    a = LDPNaiveBayes(epsilon=1.0, random_state=5).fit(X, y)
+    b = LDPNaiveBayes(epsilon=1.0, random_state=5).fit(X, y)
+    np.testing.assert_array_equal(a.prior_, b.prior_)
+    c = LDPNaiveBayes(epsilon=1.0, random_state=np.random.default_rng(5)).fit(X, y)
+    np.testing.assert_array_equal(a.prior_, c.prior_)  # default_rng(5) either way
 
 
 def car(*overrides):

@@ -19,7 +19,7 @@ Z = 4.5  # standard errors allowed; with a fixed seed this is a margin, not a fl
 @pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, 4.0, 10.0])
 @pytest.mark.parametrize("k", [2, 3, 16, 150])
 def test_exact_channel_is_epsilon_ldp_and_not_less(epsilon, k):
-    channel = GRR(epsilon, k).transition_matrix()
+    channel = GRR(epsilon=epsilon, k=k).transition_matrix()
     assert np.allclose(channel.sum(axis=1), 1.0)
     assert privacy_loss(channel) == pytest.approx(epsilon, rel=1e-9)
     assert satisfies_ldp(channel, epsilon)
@@ -27,7 +27,7 @@ def test_exact_channel_is_epsilon_ldp_and_not_less(epsilon, k):
 
 
 def test_p_over_q_is_e_to_the_epsilon():
-    oracle = GRR(1.3, 7)
+    oracle = GRR(epsilon=1.3, k=7)
     assert oracle.p / oracle.q == pytest.approx(math.exp(1.3))
     assert oracle.p + (oracle.k - 1) * oracle.q == pytest.approx(1.0)
 
@@ -41,17 +41,17 @@ def empirical_channel(oracle, draws, rng):
 
 @pytest.mark.parametrize("epsilon,k", [(0.5, 2), (1.0, 5), (3.0, 12)])
 def test_perturb_follows_the_exact_channel(epsilon, k):
-    oracle, draws = GRR(epsilon, k), 40_000
+    oracle, draws = GRR(epsilon=epsilon, k=k), 40_000
     observed = empirical_channel(oracle, draws, np.random.default_rng(11))
     expected = oracle.transition_matrix()
     stderr = np.sqrt(expected * (1 - expected) / draws)
     assert np.all(np.abs(observed - expected) <= Z * stderr)
     # power: a keep rate computed with a 10% smaller epsilon would be detected
-    assert np.abs(GRR(0.9 * epsilon, k).p - oracle.p) > Z * stderr[0, 0]
+    assert np.abs(GRR(epsilon=0.9 * epsilon, k=k).p - oracle.p) > Z * stderr[0, 0]
 
 
 def test_perturb_keeps_dtype_and_shape_and_never_reports_out_of_domain():
-    oracle = GRR(0.7, 9)
+    oracle = GRR(epsilon=0.7, k=9)
     values = np.random.default_rng(0).integers(0, 9, size=(3, 1000)).astype(np.uint8)
     reports = oracle.perturb(values, np.random.default_rng(1))
     assert reports.dtype == np.uint8 and reports.shape == values.shape
@@ -61,18 +61,18 @@ def test_perturb_keeps_dtype_and_shape_and_never_reports_out_of_domain():
 @pytest.mark.parametrize("bad", [-1, 9])
 def test_values_outside_the_domain_are_refused(bad):
     with pytest.raises(ConfigError, match=f"value={bad}.*0..8"):
-        GRR(1.0, 9).perturb(np.array([0, bad, 3]), np.random.default_rng(0))
+        GRR(epsilon=1.0, k=9).perturb(np.array([0, bad, 3]), np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("epsilon", [0, -1, math.nan, math.inf, "1", None])
 def test_bad_epsilon_is_refused(epsilon):
     with pytest.raises(ConfigError, match="epsilon"):
-        GRR(epsilon, 4)
+        GRR(epsilon=epsilon, k=4)
 
 
 def test_domain_of_one_value_is_refused():
     with pytest.raises(ConfigError, match="k=1"):
-        GRR(1.0, 1)
+        GRR(epsilon=1.0, k=1)
 
 
 def repeated_estimates(oracle, freq, n, reps, estimator, seed):
@@ -88,7 +88,7 @@ FREQ = [0.5, 0.25, 0.15, 0.1, 0.0]
 
 
 def test_unbiased_estimator_is_unbiased_and_the_raw_histogram_is_not():
-    oracle, n, reps = GRR(1.0, 5), 2000, 3000
+    oracle, n, reps = GRR(epsilon=1.0, k=5), 2000, 3000
     estimates, truth = repeated_estimates(oracle, FREQ, n, reps, "unbiased", seed=5)
     exact_var = (oracle.q * (1 - oracle.q) / (oracle.p - oracle.q) ** 2
                  + truth * (1 - oracle.p - oracle.q) / (oracle.p - oracle.q)) / n
@@ -99,7 +99,7 @@ def test_unbiased_estimator_is_unbiased_and_the_raw_histogram_is_not():
 
 
 def test_empirical_mse_matches_the_closed_form():
-    oracle, n, reps = GRR(1.0, 5), 2000, 4000
+    oracle, n, reps = GRR(epsilon=1.0, k=5), 2000, 4000
     estimates, truth = repeated_estimates(oracle, FREQ, n, reps, "unbiased", seed=6)
     empirical = np.mean((estimates - truth) ** 2)
     theory = oracle.expected_mse(n)
@@ -112,21 +112,21 @@ def test_empirical_mse_matches_the_closed_form():
 
 @pytest.mark.parametrize("epsilon,k", [(0.5, 3), (2.0, 10), (6.0, 100)])
 def test_design_table_variance_is_the_exact_variance_at_zero_frequency(epsilon, k):
-    oracle, n = GRR(epsilon, k), 1000
+    oracle, n = GRR(epsilon=epsilon, k=k), 1000
     p, q = oracle.p, oracle.q
     assert oracle.variance(n) == pytest.approx(q * (1 - q) / ((p - q) ** 2 * n))
 
 
 @pytest.mark.parametrize("estimator", ["clip", "norm_sub"])
 def test_post_processed_estimates_are_distributions(estimator):
-    estimates, _ = repeated_estimates(GRR(0.5, 5), FREQ, 500, 200, estimator, seed=7)
+    estimates, _ = repeated_estimates(GRR(epsilon=0.5, k=5), FREQ, 500, 200, estimator, seed=7)
     assert np.all(estimates >= 0)
     assert np.allclose(estimates.sum(axis=1), 1.0)
 
 
 def test_unknown_estimator_lists_the_choices():
     with pytest.raises(ConfigError, match="none, unbiased, clip, norm_sub"):
-        GRR(1.0, 3).estimate(np.array([0, 1]), "mle")
+        GRR(epsilon=1.0, k=3).estimate(np.array([0, 1]), "mle")
 
 
 def test_huge_budgets_keep_every_value_without_numeric_warnings():
@@ -137,4 +137,4 @@ def test_huge_budgets_keep_every_value_without_numeric_warnings():
         warnings.simplefilter("error")
         for epsilon in (30.0, 200.0, 1000.0):
             for k in (4, 16, 1000):
-                assert np.array_equal(GRR(epsilon, k).perturb(values, np.random.default_rng(0)), values)
+                assert np.array_equal(GRR(epsilon=epsilon, k=k).perturb(values, np.random.default_rng(0)), values)

@@ -19,10 +19,10 @@ from dp2pub.validation import ConfigError
 Z = 4.5
 
 FACTORIES = {
-    "grr": lambda eps, k: GRR(eps, k),
-    "sue": lambda eps, k: SUE(eps, k),
-    "oue": lambda eps, k: OUE(eps, k),
-    "olh": lambda eps, k: OLH(eps, k),
+    "grr": lambda eps, k: GRR(epsilon=eps, k=k),
+    "sue": lambda eps, k: SUE(epsilon=eps, k=k),
+    "oue": lambda eps, k: OUE(epsilon=eps, k=k),
+    "olh": lambda eps, k: OLH(epsilon=eps, k=k),
     "rappor": lambda eps, k: full_rank_rappor(eps, k),
 }
 SUPPORT_BASED = ["grr", "sue", "oue", "olh"]
@@ -31,7 +31,7 @@ SUPPORT_BASED = ["grr", "sue", "oue", "olh"]
 def full_rank_rappor(epsilon, k):
     """RAPPOR whose Bloom design identifies every value (so least squares is unbiased)."""
     for seed in range(100):
-        oracle = RAPPOR(epsilon, k, num_bits=4 * k, num_hashes=2, hash_seed=seed)
+        oracle = RAPPOR(epsilon=epsilon, k=k, num_bits=4 * k, num_hashes=2, hash_seed=seed)
         if oracle.full_rank:
             return oracle
     raise AssertionError("no full-rank design")
@@ -52,7 +52,7 @@ def test_exact_channel_is_epsilon_ldp_and_tight(name, epsilon):
 def disjoint_rappor(epsilon, **kwargs):
     """A RAPPOR instance whose Bloom filters include two disjoint full sets (worst case)."""
     for seed in range(100):
-        oracle = RAPPOR(epsilon, 4, num_bits=10, num_hashes=2, hash_seed=seed, **kwargs)
+        oracle = RAPPOR(epsilon=epsilon, k=4, num_bits=10, num_hashes=2, hash_seed=seed, **kwargs)
         sets = [set(np.flatnonzero(oracle.design[:, v])) for v in range(4)]
         if any(len(a) == 2 == len(b) and not a & b for a in sets for b in sets):
             return oracle
@@ -80,16 +80,16 @@ def test_rappor_one_report_with_irr_meets_epsilon_one_tightly(epsilon):
 
 def test_rappor_refuses_a_configuration_over_budget():
     with pytest.raises(ConfigError, match=r"f=0.1 .*permanent epsilon"):
-        RAPPOR(1.0, 8, f=0.1)
+        RAPPOR(epsilon=1.0, k=8, f=0.1)
     with pytest.raises(ConfigError, match="q=None"):
-        RAPPOR(1.0, 8, p=0.5)
+        RAPPOR(epsilon=1.0, k=8, p=0.5)
     with pytest.raises(ConfigError, match="q=0.4"):
-        RAPPOR(1.0, 8, p=0.5, q=0.4)
+        RAPPOR(epsilon=1.0, k=8, p=0.5, q=0.4)
 
 
 def test_rounded_bit_probabilities_only_lower_the_loss():
     for epsilon in (0.01, 0.7, 3.0, 12.0):
-        for oracle in (SUE(epsilon, 8), OUE(epsilon, 8)):
+        for oracle in (SUE(epsilon=epsilon, k=8), OUE(epsilon=epsilon, k=8)):
             assert oracle.privacy_loss() <= epsilon
             assert oracle.privacy_loss() == pytest.approx(epsilon, rel=1e-5)
 
@@ -142,7 +142,7 @@ def test_support_probabilities_are_p_star_and_q_star(name):
 
 
 def test_rappor_bits_follow_their_probabilities():
-    oracle, trials = RAPPOR(2.0, 5, num_bits=16, num_hashes=2, p=0.25, q=0.75), 50_000
+    oracle, trials = RAPPOR(epsilon=2.0, k=5, num_bits=16, num_hashes=2, p=0.25, q=0.75), 50_000
     bloom = oracle.design[:, 2].astype(bool)
     reported = oracle.reported_bits(oracle.perturb(np.full(trials, 2), np.random.default_rng(9)))
     for mask, expected in ((bloom, oracle.prob_one_if_one), (~bloom, oracle.prob_one_if_zero)):
@@ -219,9 +219,9 @@ def test_variance_matches_the_design_table():
     n, k = 1000, 10
     for epsilon in (0.5, 1.0, 3.0):
         e = math.exp(epsilon)
-        assert GRR(epsilon, k).variance(n) == pytest.approx((e + k - 2) / (e - 1) ** 2 / n)
-        assert SUE(epsilon, k).variance(n) == pytest.approx(math.exp(epsilon / 2) / (math.exp(epsilon / 2) - 1) ** 2 / n, rel=1e-6)
-        assert OUE(epsilon, k).variance(n) == pytest.approx(4 * e / (e - 1) ** 2 / n, rel=1e-6)
+        assert GRR(epsilon=epsilon, k=k).variance(n) == pytest.approx((e + k - 2) / (e - 1) ** 2 / n)
+        assert SUE(epsilon=epsilon, k=k).variance(n) == pytest.approx(math.exp(epsilon / 2) / (math.exp(epsilon / 2) - 1) ** 2 / n, rel=1e-6)
+        assert OUE(epsilon=epsilon, k=k).variance(n) == pytest.approx(4 * e / (e - 1) ** 2 / n, rel=1e-6)
     # OLH meets the table exactly when g = e^eps + 1 is an integer
     epsilon = math.log(3)
-    assert OLH(epsilon, k).variance(n) == pytest.approx(4 * 3 / (3 - 1) ** 2 / n)
+    assert OLH(epsilon=epsilon, k=k).variance(n) == pytest.approx(4 * 3 / (3 - 1) ** 2 / n)

@@ -10,7 +10,7 @@ from dp2pub.validation import ConfigError
 
 @pytest.fixture(scope="module")
 def data():
-    return make_synthetic_bn(3000, 6, 2, 2, 5, 0.8, np.random.default_rng(0))
+    return make_synthetic_bn(n=3000, d=6, degree=2, k_min=2, k_max=5, strength=0.8, rng=np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("split", ["budget", "users"])

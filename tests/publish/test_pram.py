@@ -17,7 +17,7 @@ Z = 4.5
 @pytest.fixture
 def cluster():
     rng = np.random.default_rng(0)
-    oracles = [GRR(1.0, 3), GRR(0.5, 4), GRR(2.0, 2)]
+    oracles = [GRR(epsilon=1.0, k=3), GRR(epsilon=0.5, k=4), GRR(epsilon=2.0, k=2)]
     prior = rng.dirichlet(np.ones(24)).reshape(3, 4, 2)
     return oracles, prior
 
@@ -46,7 +46,7 @@ def test_the_sampler_draws_from_the_posterior_row(cluster, z):
 
 
 def test_prior_estimate_inverts_the_channel_then_projects():
-    oracle = GRR(1.0, 3)
+    oracle = GRR(epsilon=1.0, k=3)
     reports = oracle.perturb(np.repeat([0, 1, 2], [7000, 2000, 1000]), np.random.default_rng(2))
     prior = estimate_prior(reports[:, None], [oracle])
     assert prior.sum() == pytest.approx(1.0) and prior.min() >= 0
@@ -67,7 +67,7 @@ def test_published_marginals_are_unbiased_and_raw_reports_are_not():
     for _ in range(reps):
         outcome = PRAMPublisher().publish(data, 4.0, rng)
         published.append(np.bincount(outcome.published.codes[:, 0], minlength=4) / data.n)
-        raw.append(GRR(2.0, 4).estimate(GRR(2.0, 4).perturb(data.codes[:, 0], rng), "none"))
+        raw.append(GRR(epsilon=2.0, k=4).estimate(GRR(epsilon=2.0, k=4).perturb(data.codes[:, 0], rng), "none"))
     published, raw = np.array(published), np.array(raw)
     stderr = published.std(axis=0, ddof=1) / math.sqrt(reps)
     # the projection onto the simplex adds a small bias where the estimate touches 0; none here
@@ -84,7 +84,7 @@ def test_pram_spends_epsilon_once_and_times_its_phases():
 
 
 def test_ibu_prior_is_a_distribution_close_to_the_inverse_on_a_large_sample():
-    oracle = GRR(2.0, 3)
+    oracle = GRR(epsilon=2.0, k=3)
     reports = oracle.perturb(np.repeat([0, 1, 2], [70_000, 20_000, 10_000]), np.random.default_rng(7))[:, None]
     inverse = estimate_prior(reports, [oracle], "inverse")
     mle = estimate_prior(reports, [oracle], "ibu")

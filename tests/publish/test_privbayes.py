@@ -32,7 +32,7 @@ def test_exponential_mechanism_draws_the_softmax():
 
 @pytest.fixture(scope="module")
 def data():
-    return make_synthetic_bn(20_000, 6, 2, 2, 5, 0.8, np.random.default_rng(0))
+    return make_synthetic_bn(n=20_000, d=6, degree=2, k_min=2, k_max=5, strength=0.8, rng=np.random.default_rng(0))
 
 
 def test_noisy_conditionals_are_distributions(data):

@@ -144,7 +144,7 @@ def test_total_mutual_information_sums_the_families():
 
 
 def test_deterministic_for_a_fixed_rng_and_dataset_input():
-    data = make_synthetic(800, 7, 3, 9, np.random.default_rng(9))
+    data = make_synthetic(n=800, d=7, k_min=3, k_max=9, rng=np.random.default_rng(9))
     first = greedy_bayes(data, 2, rng=np.random.default_rng(10))
     again = greedy_bayes(data, 2, rng=np.random.default_rng(10))
     assert first == again
