@@ -1,8 +1,10 @@
 """Tables: the Domain + integer-code Dataset, and the dataset generators and loaders."""
 
+from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.sampling import sample_rows
 from dp2pub.data.errors import DataFileError, DataNotFoundError
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
@@ -11,6 +13,7 @@ from dp2pub.data.adult import load_adult
 from dp2pub.data.privbayes import load_privbayes
 
 __all__ = [
+    "BayesianNetwork",
     "DataFileError",
     "DataNotFoundError",
     "Dataset",
@@ -23,4 +26,5 @@ __all__ = [
     "make_synthetic",
     "make_synthetic_bn",
     "marginal_counts",
+    "sample_rows",
 ]

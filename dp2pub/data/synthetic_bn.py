@@ -20,65 +20,30 @@ The network over ``d`` attributes is built from an explicit generator:
   The random draws do not depend on ``strength``: one generator state gives the same
   network (order, parents, ``base_j``, ``f_j``) at every strength.
 
-Records are drawn by ancestral sampling, one vectorized step per attribute: the parents'
-joint code (mixed radix) selects each record's CPT row and one uniform draw per record is
-inverted through that row's cumulative distribution.
+The network is a :class:`dp2pub.data.bayes_net.BayesianNetwork` with its tables; records are
+drawn by its ancestral sampler (one vectorized inverse-CDF step per attribute).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset, code_dtype
+from dp2pub.data.bayes_net import BayesianNetwork
+from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
 from dp2pub.data.synthetic import table_shape
-from dp2pub.data.marginals import joint_codes
 from dp2pub.validation import ConfigError, check_int
 
 #: Largest CPT (parent configurations x values) a node may have.
 MAX_CPT_CELLS = 10**6
 
 
-@dataclass(frozen=True)
-class BayesNet:
-    """A discrete Bayesian network over attributes ``0..d-1`` (column positions).
-
-    Attributes:
-        sizes: domain size of each attribute.
-        order: a topological order (parents come before children).
-        parents: ``parents[j]`` = the parent columns of attribute ``j``.
-        cpts: ``cpts[j][u, v]`` = P(x_j = v | mixed-radix parent code u), rows sum to 1.
-    """
-
-    sizes: np.ndarray
-    order: tuple[int, ...]
-    parents: tuple[tuple[int, ...], ...]
-    cpts: tuple[np.ndarray, ...]
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` records by ancestral sampling, as an (n, d) code array."""
-        dtype = code_dtype(int(self.sizes.max()))
-        codes = np.zeros((n, len(self.sizes)), dtype=dtype, order="F")  # column-wise
-        for j in self.order:  # one vectorized draw for all n records per attribute
-            parents = list(self.parents[j])
-            if parents:
-                rows = joint_codes(codes[:, parents], self.sizes[parents])
-            else:
-                rows = np.zeros(n, dtype=np.int64)
-            cdf = np.cumsum(self.cpts[j], axis=1)
-            u = rng.random(n)
-            # inverse CDF: the first value whose cumulative probability exceeds u
-            codes[:, j] = np.minimum((u[:, None] >= cdf[rows, :-1]).sum(axis=1), self.sizes[j] - 1)
-        return codes
-
-
 def random_network(
     sizes: np.ndarray, degree: int, strength: float, rng: np.random.Generator
-) -> BayesNet:
+) -> BayesianNetwork:
     """A random network over attributes of the given domain sizes (see the module docstring)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     d = len(sizes)
@@ -98,7 +63,7 @@ def random_network(
             cpts[j] = (1 - strength) * base[None, :] + strength * np.eye(sizes[j])[function]
         else:  # a root has its own distribution only
             cpts[j] = base[None, :]
-    return BayesNet(sizes, order, tuple(parents), tuple(cpts))
+    return BayesianNetwork(list(order), parents, sizes, cpts)
 
 
 def check_strength(value: object, key: str = "strength") -> float:

@@ -29,6 +29,7 @@ from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.sampling import sample_rows
 from dp2pub.validation import check_choice
 
 
@@ -65,20 +66,6 @@ def posterior_matrix(prior: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
     joint = prior.ravel()[:, None] * channel_matrix(oracles)  # pi(x) Q[x, z]
     totals = joint.sum(axis=0)
     return np.divide(joint, totals, out=np.zeros_like(joint), where=totals > 0).T
-
-
-def sample_rows(table: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """For each ``r`` in ``rows`` draw a column with probability proportional to ``table[r]``.
-
-    One ``searchsorted`` over the row-normalized cumulative sums, each row shifted by its
-    index so the flattened array is increasing.
-    """
-    cumulative = np.cumsum(table, axis=1)
-    totals = cumulative[:, -1:]
-    normalized = np.divide(cumulative, totals, out=np.ones_like(cumulative), where=totals > 0)
-    shifted = (normalized + np.arange(table.shape[0])[:, None]).ravel()
-    flat = np.searchsorted(shifted, rows + rng.random(rows.size), side="right")
-    return np.minimum(flat - rows * table.shape[1], table.shape[1] - 1)
 
 
 def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator) -> np.ndarray:

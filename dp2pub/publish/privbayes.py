@@ -13,7 +13,8 @@ Networks", SIGMOD 2014 / TODS 2017. A trusted curator holds the true table and s
 2. ``eps2 = (1 - beta) * epsilon``: each of the d joint distributions (child, parents) gets
    Laplace noise of scale ``2 d / (n eps2)`` per cell (each has L1 sensitivity 2/n); negative
    cells are clipped and the conditionals normalized (Algorithm 1, NoisyConditionals).
-3. n records are sampled ancestrally from the noisy network.
+3. n records are sampled ancestrally from the noisy network
+   (:meth:`dp2pub.data.bayes_net.BayesianNetwork.sample`).
 
 The degree is ``degree``, or, with ``theta`` set, the largest k for which a typical
 conditional is theta-useful: ``n eps2 / (d * s^(k+1)) >= theta`` with s the median domain
@@ -30,13 +31,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset
-from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms.accounting import Spend, fit_shares, split_budget
 from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
-from dp2pub.publish.invariant_pram import sample_rows
 from dp2pub.publish.release import TableRelease
-from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
+from dp2pub.structure.bayes_net import greedy_bayes
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
@@ -78,18 +79,6 @@ def clip_rows(rows: np.ndarray) -> np.ndarray:
     totals = clipped.sum(axis=1, keepdims=True)
     uniform = np.full_like(clipped, 1.0 / clipped.shape[1])
     return np.where(totals > 0, clipped / np.where(totals > 0, totals, 1), uniform)
-
-
-def sample_network(
-    network: BayesianNetwork, tables: dict[int, np.ndarray], sizes: np.ndarray, n: int, rng: np.random.Generator
-) -> np.ndarray:
-    """n records drawn ancestrally, one vectorized draw per attribute."""
-    codes = np.zeros((n, len(sizes)), dtype=np.min_scalar_type(int(sizes.max()) - 1), order="F")
-    for child in network.order:
-        parents = list(network.parents[child])
-        rows = joint_codes(codes[:, parents], sizes[parents]) if parents else np.zeros(n, np.int64)
-        codes[:, child] = sample_rows(tables[child], rows, rng)
-    return codes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +127,7 @@ class PrivBayesPublisher(Publisher):
         network = greedy_bayes(data, degree, rng=rng, select=select)
         learned = time.perf_counter()
         tables = noisy_conditionals(data, network, eps2, rng)
-        codes = sample_network(network, tables, data.domain.sizes, data.n, rng)
+        codes = network.with_tables(data.domain.sizes, tables).sample(data.n, rng)
         done = time.perf_counter()
         table = data.with_codes(codes)
         names = data.domain.names

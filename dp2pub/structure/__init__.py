@@ -1,8 +1,8 @@
 """Structure learning: entropy and mutual information of coded columns, and PrivBayes'
 GreedyBayes network (Zhang et al., SIGMOD 2014), the first step of DP2-Pub.
 
-Modules: ``information`` (entropy, mutual information), ``bayes_net`` (GreedyBayes and the
-network), ``clustering`` (DP2-Pub's Markov-blanket clusters), ``budget`` (CIF / PBC weights).
+Modules: ``information`` (entropy, mutual information), ``bayes_net`` (GreedyBayes; the
+network type is :class:`dp2pub.data.bayes_net.BayesianNetwork`), ``clustering`` (DP2-Pub's Markov-blanket clusters), ``budget`` (CIF / PBC weights).
 """
 
 from dp2pub.structure.information import (
@@ -13,7 +13,13 @@ from dp2pub.structure.information import (
     mutual_information,
     mutual_information_of_distribution,
 )
-from dp2pub.structure.bayes_net import BayesianNetwork, Selector, argmax_select, greedy_bayes
+from dp2pub.structure.bayes_net import (
+    BayesianNetwork,
+    Selector,
+    argmax_select,
+    greedy_bayes,
+    total_mutual_information,
+)
 
 __all__ = [
     "BayesianNetwork",
@@ -26,4 +32,5 @@ __all__ = [
     "greedy_bayes",
     "mutual_information",
     "mutual_information_of_distribution",
+    "total_mutual_information",
 ]

@@ -6,7 +6,8 @@ score every unvisited attribute X with every parent set Pi subset of V, |Pi| = m
 I(X; Pi), pick one pair (X, Pi), add X to V with parents Pi. The non-private variant picks
 the argmax; the private one samples a pair with the exponential mechanism: pass a ``select``
 callable (``select(scores, rng) -> index``) to :func:`greedy_bayes`. DP2-Pub (Jiang et al.,
-IEEE TKDE 2023) learns its structure with the same procedure (DESIGN section 3, step 1).
+IEEE TKDE 2023) learns its structure with the same procedure, its first step. The network
+type itself is :class:`dp2pub.data.bayes_net.BayesianNetwork` (re-exported here).
 
 How it is fast (no per-row Python loop, no strings):
 
@@ -27,11 +28,12 @@ How it is fast (no per-row Python loop, no strings):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset
 from dp2pub.structure.information import mutual_information, use_bincount
 from dp2pub.validation import ConfigError, check_int
@@ -56,84 +58,16 @@ def argmax_select(scores: np.ndarray, rng: np.random.Generator | None = None) ->
     return int(np.argmax(scores >= best - TIE_TOLERANCE))
 
 
-@dataclass(frozen=True)
-class BayesianNetwork:
-    """A Bayesian network over attributes ``0..d-1`` (column positions).
-
-    Attributes:
-        order: the attributes in the order they were added (a topological order; the first
-            is the root).
-        parents: ``parents[x]`` = the parent attributes of ``x``, sorted (empty for the root).
-    """
-
-    order: list[int]
-    parents: dict[int, tuple[int, ...]]
-    _children: dict[int, tuple[int, ...]] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        order = [int(x) for x in self.order]
-        if sorted(order) != sorted(self.parents) or len(set(order)) != len(order):
-            raise ValueError("order and parents must list the same attributes, each once")
-        seen: set[int] = set()
-        for x in order:
-            if not set(self.parents[x]) <= seen:
-                raise ValueError(f"attribute {x} has a parent that comes after it in order")
-            seen.add(x)
-        parents = {x: tuple(sorted(int(p) for p in self.parents[x])) for x in order}
-        children: dict[int, list[int]] = {x: [] for x in order}
-        for x in order:
-            for p in parents[x]:
-                children[p].append(x)
-        object.__setattr__(self, "order", order)
-        object.__setattr__(self, "parents", parents)
-        object.__setattr__(self, "_children", {x: tuple(sorted(c)) for x, c in children.items()})
-
-    @classmethod
-    def from_pairs(cls, pairs: Iterable[tuple[int, Sequence[int]]]) -> BayesianNetwork:
-        """A network from ``(child, parents)`` pairs in order; the root may be omitted, as in
-        DataSynthesizer's output (then it is the first pair's parent)."""
-        pairs = [(int(c), tuple(int(p) for p in ps)) for c, ps in pairs]
-        if pairs and pairs[0][1]:
-            roots = [p for p in pairs[0][1] if p not in {c for c, _ in pairs}]
-            pairs = [(r, ()) for r in roots] + pairs
-        return cls([c for c, _ in pairs], dict(pairs))
-
-    @property
-    def root(self) -> int:
-        """The first attribute of the order."""
-        return self.order[0]
-
-    @property
-    def degree(self) -> int:
-        """The largest number of parents of any attribute."""
-        return max((len(p) for p in self.parents.values()), default=0)
-
-    def pairs(self) -> list[tuple[int, tuple[int, ...]]]:
-        """``(child, parents)`` in order, the root included with no parents."""
-        return [(x, self.parents[x]) for x in self.order]
-
-    def children(self, x: int) -> tuple[int, ...]:
-        """Ch(x): the attributes that have ``x`` as a parent, sorted."""
-        return self._children[x]
-
-    def markov_blanket(self, x: int) -> tuple[int, ...]:
-        """MB(x) = Pa(x) u Ch(x) u Pa(Ch(x)) minus x, sorted (DP2-Pub step 2, clustering)."""
-        blanket = set(self.parents[x]) | set(self._children[x])
-        for child in self._children[x]:
-            blanket.update(self.parents[child])
-        blanket.discard(x)
-        return tuple(sorted(blanket))
-
-    def total_mutual_information(
-        self, data: Dataset | np.ndarray, sizes: Sequence[int] | np.ndarray | None = None
-    ) -> float:
-        """sum over attributes of I(X; Pa(X)) on ``data`` (nats): GreedyBayes' objective."""
-        codes, sizes_arr = _codes_and_sizes(data, sizes)
-        total = 0.0
-        for x, ps in self.pairs():
-            if ps:
-                total += mutual_information(codes[:, x], sizes_arr[x], codes[:, list(ps)], sizes_arr[list(ps)])
-        return total
+def total_mutual_information(
+    network: BayesianNetwork, data: Dataset | np.ndarray, sizes: Sequence[int] | np.ndarray | None = None
+) -> float:
+    """sum over attributes of I(X; Pa(X)) on ``data`` (nats): GreedyBayes' objective."""
+    codes, sizes_arr = _codes_and_sizes(data, sizes)
+    total = 0.0
+    for x, ps in network.pairs():
+        if ps:
+            total += mutual_information(codes[:, x], sizes_arr[x], codes[:, list(ps)], sizes_arr[list(ps)])
+    return total
 
 
 @dataclass(frozen=True)
@@ -421,4 +355,5 @@ __all__ = [
     "TIE_TOLERANCE",
     "argmax_select",
     "greedy_bayes",
+    "total_mutual_information",
 ]
