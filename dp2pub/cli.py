@@ -47,12 +47,16 @@ def execute(cfg: DictConfig) -> str:
     run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
     if result is None:
-        print(f"\nskipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
-              f"seed={plain['seed']}): already FINISHED, or running in another job, as run {run_id} "
-              "(tracking.skip_finished=true)")
+        print(
+            f"\nskipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
+            f"seed={plain['seed']}): already FINISHED, or running in another job, as run {run_id} "
+            "(tracking.skip_finished=true)"
+        )
         return run_id
-    print(f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
-          f"epsilon={plain['epsilon']}, seed={plain['seed']})")
+    print(
+        f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+        f"epsilon={plain['epsilon']}, seed={plain['seed']})"
+    )
     print(format_results(result.metrics))
     print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
     return run_id
@@ -94,8 +98,11 @@ def check_group_options(argv: list[str]) -> None:
             continue
         options = sorted({path.stem for folder in folders for path in folder.glob("*.yaml")})
         try:
-            values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [
-                override.get_value_element_as_str()]
+            values = (
+                list(override.sweep_string_iterator())
+                if override.is_sweep_override()
+                else [override.get_value_element_as_str()]
+            )
         except HydraException:
             continue  # glob(), interval(): Hydra expands or refuses them itself
         for value in values:

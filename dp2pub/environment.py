@@ -48,14 +48,20 @@ def locked_versions(text: str) -> dict[str, str]:
 
 def installed_versions() -> dict[str, str]:
     """``{name: version}`` of every installed distribution (names canonicalized)."""
-    return {canonicalize_name(dist.metadata["Name"]): dist.version
-            for dist in metadata.distributions() if dist.metadata["Name"]}
+    return {
+        canonicalize_name(dist.metadata["Name"]): dist.version
+        for dist in metadata.distributions()
+        if dist.metadata["Name"]
+    }
 
 
 def mismatches(pins: dict[str, str], installed: dict[str, str]) -> list[str]:
     """``name locked, installed`` for every pin the installed versions do not meet."""
-    return [f"{name} {version} locked, {installed.get(name, 'not')} installed"
-            for name, version in sorted(pins.items()) if installed.get(name) != version]
+    return [
+        f"{name} {version} locked, {installed.get(name, 'not')} installed"
+        for name, version in sorted(pins.items())
+        if installed.get(name) != version
+    ]
 
 
 @lru_cache(maxsize=1)

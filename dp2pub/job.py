@@ -63,8 +63,14 @@ def run_job(cfg: Mapping) -> JobResult:
     data = load(cfg, publisher, settings)
     timings = {"data": time.perf_counter() - start}
     log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, timings["data"])
-    check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits,
-                   f"{data.name} ({data.n} records x {data.d} attributes)")
+    check_job_size(
+        publisher,
+        data.n,
+        data.domain.sizes,
+        settings.metrics,
+        settings.limits,
+        f"{data.name} ({data.n} records x {data.d} attributes)",
+    )
     train, test = split(data, publisher, settings)
     outcome = publish(publisher, train, settings)
     check_budget(publisher, outcome, settings.epsilon)
@@ -84,8 +90,14 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
     planned = planned_shape(dataset_cfg)
     if planned is not None:
         n, sizes = planned
-        check_job_size(publisher, n, sizes, settings.metrics, settings.limits,
-                       f"dataset.n={n}, dataset.d={len(sizes)}, dataset.k_max={max(sizes)}")
+        check_job_size(
+            publisher,
+            n,
+            sizes,
+            settings.metrics,
+            settings.limits,
+            f"dataset.n={n}, dataset.d={len(sizes)}, dataset.k_max={max(sizes)}",
+        )
     data_seed = dataset_cfg.get("seed")
     seed = settings.seed if data_seed is None else check_int(data_seed, "dataset.seed", 0)
     paths = cfg.get("paths") or {}
@@ -95,7 +107,9 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
 def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[Dataset, Dataset | None]:
     """``(train, test)`` when something will be learned, else ``(data, None)``."""
     if publisher.needs_target and data.target is None:
-        raise ConfigError("mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none")
+        raise ConfigError(
+            "mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none"
+        )
     if not publisher.needs_target and not (settings.metrics.models and data.target is not None):
         return data, None
     try:
@@ -127,7 +141,9 @@ def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, sett
     if test is None:
         return {}
     start = time.perf_counter()
-    learned = classifier_metrics(outcome.release, train, test, settings.metrics.models, phase_rng(settings.seed, "learn"))
+    learned = classifier_metrics(
+        outcome.release, train, test, settings.metrics.models, phase_rng(settings.seed, "learn")
+    )
     if learned:
         outcome.timings["learn"] = time.perf_counter() - start
     return learned
@@ -136,15 +152,31 @@ def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, sett
 def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -> Evaluation:
     """The marginal metrics of the release against the training part."""
     log.info("metrics: %s-way marginals ...", "/".join(map(str, settings.metrics.ways)))
-    return evaluate_marginals(train, outcome.release, phase_rng(settings.seed, "metrics"),
-                              ways=settings.metrics.ways, max_subsets=settings.metrics.max_subsets)
+    return evaluate_marginals(
+        train,
+        outcome.release,
+        phase_rng(settings.seed, "metrics"),
+        ways=settings.metrics.ways,
+        max_subsets=settings.metrics.max_subsets,
+    )
 
 
-def collect_metrics(data: Dataset, train: Dataset, test: Dataset | None, outcome: Outcome,
-                    evaluation: Evaluation, learned: dict[str, float]) -> dict[str, float]:
+def collect_metrics(
+    data: Dataset,
+    train: Dataset,
+    test: Dataset | None,
+    outcome: Outcome,
+    evaluation: Evaluation,
+    learned: dict[str, float],
+) -> dict[str, float]:
     """All metrics of the job but its wall times, in the order they are logged."""
-    metrics = {"n_records": float(data.n), "n_attributes": float(data.d), **evaluation.metrics,
-               **outcome.extra_metrics, **learned}
+    metrics = {
+        "n_records": float(data.n),
+        "n_attributes": float(data.d),
+        **evaluation.metrics,
+        **outcome.extra_metrics,
+        **learned,
+    }
     if test is not None:
         metrics.update({"n_train": float(train.n), "n_test": float(test.n)})
     if outcome.epsilon_spent is not None:

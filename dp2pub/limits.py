@@ -79,8 +79,9 @@ def marginal_bytes(sizes: Sequence[int], metrics: MetricSettings) -> int:
     return 32 * math.prod(largest)
 
 
-def check_job_size(publisher: Publisher, n: int, sizes: Sequence[int], metrics: MetricSettings,
-                   limits: LimitSettings, what: str) -> int:
+def check_job_size(
+    publisher: Publisher, n: int, sizes: Sequence[int], metrics: MetricSettings, limits: LimitSettings, what: str
+) -> int:
     """Refuse, with :class:`TooLarge`, a job over ``n`` records and domains ``sizes`` that
     needs more memory or marginals than ``limits`` allow; returns the estimated bytes.
     ``what`` names the data's shape in the message (``dataset.n=..., dataset.d=...``).
@@ -89,11 +90,14 @@ def check_job_size(publisher: Publisher, n: int, sizes: Sequence[int], metrics: 
         check_int(way, "metrics.ways", 1, len(sizes))
     count = marginal_count(len(sizes), metrics)
     if count > limits.max_marginals:
-        raise TooLarge("limits.max_marginals", limits.max_marginals,
-                       f"job too large: metrics.ways={list(metrics.ways)} with metrics.max_subsets="
-                       f"{'null' if metrics.max_subsets is None else metrics.max_subsets} on {len(sizes)} attributes "
-                       f"would compute {count:,} marginals > limits.max_marginals={limits.max_marginals:,}; "
-                       "set metrics.max_subsets or raise limits.max_marginals")
+        raise TooLarge(
+            "limits.max_marginals",
+            limits.max_marginals,
+            f"job too large: metrics.ways={list(metrics.ways)} with metrics.max_subsets="
+            f"{'null' if metrics.max_subsets is None else metrics.max_subsets} on {len(sizes)} attributes "
+            f"would compute {count:,} marginals > limits.max_marginals={limits.max_marginals:,}; "
+            "set metrics.max_subsets or raise limits.max_marginals",
+        )
     parts = {
         "table": table_bytes(n, sizes),
         publisher.name: publisher.memory_bytes(n, sizes),
@@ -102,9 +106,15 @@ def check_job_size(publisher: Publisher, n: int, sizes: Sequence[int], metrics: 
     need, limit = sum(parts.values()), memory_limit(limits)
     if need > limit:
         detail = ", ".join(f"{name} {human(size)}" for name, size in parts.items())
-        setting = f"limits.memory_gib={limits.memory_gib:g}" if limits.memory_gib is not None else (
-            f"limits.memory_gib=null ({DEFAULT_SHARE:.0%} of {human(physical_memory())})")
-        raise TooLarge("limits.memory_gib", limits.memory_gib,
-                       f"job too large: {what} would need about {human(need)} ({detail}) > {setting} "
-                       f"= {human(limit)}; shrink the job or raise limits.memory_gib")
+        setting = (
+            f"limits.memory_gib={limits.memory_gib:g}"
+            if limits.memory_gib is not None
+            else (f"limits.memory_gib=null ({DEFAULT_SHARE:.0%} of {human(physical_memory())})")
+        )
+        raise TooLarge(
+            "limits.memory_gib",
+            limits.memory_gib,
+            f"job too large: {what} would need about {human(need)} ({detail}) > {setting} "
+            f"= {human(limit)}; shrink the job or raise limits.memory_gib",
+        )
     return need

@@ -15,15 +15,15 @@ import numpy as np
 
 from dp2pub.data.adult import load_adult
 from dp2pub.data.car import load_car
-from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.dataset import Dataset
+from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.synthetic import check_shape, make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
-from dp2pub.publish.oracle_table import ORACLE_PUBLISHERS, oracle_publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher
+from dp2pub.publish.oracle_table import ORACLE_PUBLISHERS, oracle_publisher
 from dp2pub.publish.pram import PRAMPublisher
 from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.validation import ConfigError

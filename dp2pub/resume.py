@@ -62,8 +62,12 @@ def pid_namespace() -> str:
 def process_tags() -> dict[str, str]:
     """Tags naming the process that writes a run."""
     pid = os.getpid()
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), START_TAG: process_start(pid) or "",
-            PIDNS_TAG: pid_namespace()}
+    return {
+        HOST_TAG: socket.gethostname(),
+        PID_TAG: str(pid),
+        START_TAG: process_start(pid) or "",
+        PIDNS_TAG: pid_namespace(),
+    }
 
 
 def process_alive(pid: int, start: str | None) -> bool:
@@ -83,7 +87,8 @@ def reap_stale_runs(client: mlflow.MlflowClient, experiment_id: str) -> list[str
     processes cannot be checked from here)."""
     host = socket.gethostname()
     running = client.search_runs(
-        [experiment_id], filter_string=f"attributes.status = 'RUNNING' and tags.`{HOST_TAG}` = '{host}'",
+        [experiment_id],
+        filter_string=f"attributes.status = 'RUNNING' and tags.`{HOST_TAG}` = '{host}'",
         max_results=5000,
     )
     namespace = pid_namespace()
@@ -105,7 +110,8 @@ def reap_stale_runs(client: mlflow.MlflowClient, experiment_id: str) -> list[str
 def finished_run(client: mlflow.MlflowClient, experiment_id: str, identity: str) -> str | None:
     """The id of a FINISHED run of the experiment with config hash ``identity``, if any."""
     found = client.search_runs(
-        [experiment_id], filter_string=f"attributes.status = 'FINISHED' and tags.`{HASH_TAG}` = '{identity}'",
+        [experiment_id],
+        filter_string=f"attributes.status = 'FINISHED' and tags.`{HASH_TAG}` = '{identity}'",
         max_results=1,
     )
     return found[0].info.run_id if found else None
@@ -122,8 +128,9 @@ def holder(client: mlflow.MlflowClient, experiment_id: str, identity: str, own_r
     finished = [run for run in runs if run.info.status == "FINISHED"]
     if finished:
         return finished[0].info.run_id
-    running = sorted((run for run in runs if run.info.status == "RUNNING"),
-                     key=lambda run: (run.info.start_time, run.info.run_id))
+    running = sorted(
+        (run for run in runs if run.info.status == "RUNNING"), key=lambda run: (run.info.start_time, run.info.run_id)
+    )
     if running and running[0].info.run_id != own_run_id:
         return running[0].info.run_id
     return None

@@ -22,8 +22,18 @@ from dp2pub.learn.split import check_test_size
 from dp2pub.validation import ConfigError, check_bool, check_epsilon, check_float, check_int, check_list, check_text
 
 #: Top-level keys of a job's config (hydra: Hydra's own, present in a composed config).
-TOP_LEVEL = ("epsilon", "seed", "save_published", "dataset", "mechanism", "metrics", "limits", "tracking", "paths",
-             "hydra")
+TOP_LEVEL = (
+    "epsilon",
+    "seed",
+    "save_published",
+    "dataset",
+    "mechanism",
+    "metrics",
+    "limits",
+    "tracking",
+    "paths",
+    "hydra",
+)
 
 
 def _unknown(section: str, cfg: Mapping, known: tuple[str, ...]) -> None:
@@ -65,8 +75,11 @@ class MetricSettings:
     def parse(cls, cfg: Mapping) -> MetricSettings:
         _unknown("metrics", cfg, _keys(cls))
         ways = check_list(cfg.get("ways", cls.ways), "metrics.ways", "a list of integers >= 1, e.g. [1, 2]")
-        models = check_list(cfg.get("models", cls.models), "metrics.models",
-                            "a list of " + ", ".join(sorted(MODELS)) + ", e.g. [logreg]")
+        models = check_list(
+            cfg.get("models", cls.models),
+            "metrics.models",
+            "a list of " + ", ".join(sorted(MODELS)) + ", e.g. [logreg]",
+        )
         for model in models:
             if model not in MODELS:
                 raise ConfigError("metrics.models", model, "one of " + ", ".join(sorted(MODELS)))
@@ -120,10 +133,13 @@ class TrackingSettings:
         _unknown("tracking", cfg, _keys(cls))
         uri, location = cfg.get("uri"), cfg.get("artifact_location")
         return cls(
-            uri=None if uri is None else check_text(uri, "tracking.uri", "a store URI (sqlite:///..., http://...) or null"),
+            uri=None
+            if uri is None
+            else check_text(uri, "tracking.uri", "a store URI (sqlite:///..., http://...) or null"),
             experiment=check_text(cfg.get("experiment", cls.experiment), "tracking.experiment", "a non-empty name"),
-            artifact_location=None if location is None else check_text(
-                location, "tracking.artifact_location", "a directory or URI, or null"),
+            artifact_location=None
+            if location is None
+            else check_text(location, "tracking.artifact_location", "a directory or URI, or null"),
             skip_finished=check_bool(cfg.get("skip_finished", cls.skip_finished), "tracking.skip_finished"),
         )
 
@@ -154,4 +170,3 @@ class JobSettings:
 def tracking_settings(cfg: Mapping) -> TrackingSettings:
     """The checked ``tracking`` keys of a config."""
     return TrackingSettings.parse(_section(cfg, "tracking"))
-

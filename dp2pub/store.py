@@ -57,7 +57,7 @@ def sqlite_path(uri: str) -> Path | None:
     """The database file of a ``sqlite:///`` URI, else None."""
     if not uri.startswith("sqlite:///"):
         return None
-    return Path(uri[len("sqlite:///"):].split("?", 1)[0])
+    return Path(uri[len("sqlite:///") :].split("?", 1)[0])
 
 
 @contextlib.contextmanager
@@ -71,8 +71,10 @@ def store_lock(uri: str) -> Iterator[None]:
     try:
         handle = open(lock, "a+")  # noqa: SIM115 (held for the duration of the block)
     except OSError as error:
-        raise StoreError(f"tracking store {uri}: cannot create the lock file {lock} "
-                         f"({error.strerror or error}); use a writable directory") from None
+        raise StoreError(
+            f"tracking store {uri}: cannot create the lock file {lock} "
+            f"({error.strerror or error}); use a writable directory"
+        ) from None
     with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -127,15 +129,19 @@ def check_server(uri: str, timeout: float = TIMEOUT) -> None:
     seconds (an answer that asks for credentials counts: MLflow's client sends them)."""
     url = f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1"
     try:
-        with urllib.request.urlopen(url, timeout=timeout):  # noqa: S310 (the user's own server)
+        with urllib.request.urlopen(url, timeout=timeout):
             pass
     except urllib.error.HTTPError as error:
         if error.code not in (401, 403):
-            raise StoreError(f"tracking store {uri} answered HTTP {error.code} to MLflow's API ({error.reason}); "
-                             "is it an MLflow tracking server? fix tracking.uri / MLFLOW_TRACKING_URI") from None
+            raise StoreError(
+                f"tracking store {uri} answered HTTP {error.code} to MLflow's API ({error.reason}); "
+                "is it an MLflow tracking server? fix tracking.uri / MLFLOW_TRACKING_URI"
+            ) from None
     except (urllib.error.URLError, OSError) as error:
-        raise StoreError(f"tracking store {uri} is unreachable ({_reason(error)}); start the tracking "
-                         "server or fix tracking.uri / MLFLOW_TRACKING_URI") from None
+        raise StoreError(
+            f"tracking store {uri} is unreachable ({_reason(error)}); start the tracking "
+            "server or fix tracking.uri / MLFLOW_TRACKING_URI"
+        ) from None
 
 
 def check_uri(uri: str) -> None:
@@ -151,8 +157,10 @@ def check_uri(uri: str) -> None:
     if path is None:
         return
     if path.is_dir():
-        raise StoreError(f"tracking store {uri}: {path} is a directory; name a database file in it, "
-                         f"e.g. sqlite:///{path / 'mlflow.db'}")
+        raise StoreError(
+            f"tracking store {uri}: {path} is a directory; name a database file in it, "
+            f"e.g. sqlite:///{path / 'mlflow.db'}"
+        )
     if not path.parent.is_dir():
         raise StoreError(f"tracking store {uri}: the directory {path.parent} does not exist")
     if path.exists() and not os.access(path, os.W_OK):
@@ -187,17 +195,21 @@ def check_artifact_root(location: str, timeout: float = TIMEOUT) -> None:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as error:
-            raise StoreError(f"artifact location {location} cannot be written ({error.strerror or error}); "
-                             "set tracking.artifact_location to a writable directory") from None
+            raise StoreError(
+                f"artifact location {location} cannot be written ({error.strerror or error}); "
+                "set tracking.artifact_location to a writable directory"
+            ) from None
         return
     if parsed.scheme == "mlflow-artifacts":
         return
     try:
         _within(timeout, lambda: get_artifact_repository(location).list_artifacts())
     except concurrent.futures.TimeoutError:
-        raise StoreError(f"artifact location {location} did not answer within {timeout:g} s; "
-                         "check the network or set tracking.artifact_location") from None
-    except Exception as error:  # noqa: BLE001 - any reason the artifact store cannot be used
+        raise StoreError(
+            f"artifact location {location} did not answer within {timeout:g} s; "
+            "check the network or set tracking.artifact_location"
+        ) from None
+    except Exception as error:
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         raise StoreError(f"artifact location {location} cannot be used ({type(error).__name__}: {reason})") from None
 
@@ -218,15 +230,19 @@ def open_store(uri: str) -> mlflow.MlflowClient:
             except sqlite3.DatabaseError as error:
                 raise StoreError(f"tracking store {uri} is not an SQLite database ({error})") from None
             if damage is not None:
-                raise StoreError(f"tracking store {uri} is half-migrated ({damage[0]}): an earlier schema "
-                                 f"migration was interrupted; {repair_hint(uri, path, damage[1])}")
+                raise StoreError(
+                    f"tracking store {uri} is half-migrated ({damage[0]}): an earlier schema "
+                    f"migration was interrupted; {repair_hint(uri, path, damage[1])}"
+                )
         client = mlflow.MlflowClient(uri)
         try:
             client.search_experiments(max_results=1)  # creates or verifies the schema
         except MlflowException as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             if "out-of-date database schema" in first:
-                raise StoreError(f"tracking store {uri} has an older schema than this MLflow "
-                                 f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}") from None
+                raise StoreError(
+                    f"tracking store {uri} has an older schema than this MLflow "
+                    f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}"
+                ) from None
             raise StoreError(f"tracking store {uri} cannot be used: {first}") from None
     return client

@@ -81,7 +81,7 @@ class SweepParentCallback(Callback):
             raise SystemExit(2) from None
         try:
             self._open(config)
-        except Exception as error:  # noqa: BLE001 - anything that keeps the parent from opening
+        except Exception as error:
             with contextlib.suppress(Exception):  # the store may be what failed
                 self._end(failed=True)
             if isinstance(error, (ConfigError, StoreError)):
@@ -102,12 +102,14 @@ class SweepParentCallback(Callback):
         grid = hydra_cfg.sweeper.get("params")
         params = {} if grid is None else OmegaConf.to_container(grid, resolve=True)
         tags = run_tags([str(o) for o in hydra_cfg.overrides.task])
-        tags.update({
-            SWEEP_TAG: "parent",
-            "sweep_dir": str(sweep_dir.resolve()),
-            "sweep_params": json.dumps(params, sort_keys=True),
-            "launcher": str(hydra_cfg.launcher.get("_target_", "")),
-        })
+        tags.update(
+            {
+                SWEEP_TAG: "parent",
+                "sweep_dir": str(sweep_dir.resolve()),
+                "sweep_params": json.dumps(params, sort_keys=True),
+                "launcher": str(hydra_cfg.launcher.get("_target_", "")),
+            }
+        )
         run = self.client.create_run(experiment_id, run_name=_sweep_name(job_cfg, sweep_dir), tags=tags)
         self.run_id = run.info.run_id
         # Hydra's sweeper raises when a job failed, so on_multirun_end is not reached: exit says FAILED

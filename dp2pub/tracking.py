@@ -7,6 +7,7 @@ leaves its run FAILED, with the error text in the ``error`` tag, and the error p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -27,8 +28,8 @@ from dp2pub.interrupts import Terminated, describe
 from dp2pub.job import JobResult
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
-from dp2pub.store import check_artifact_root, open_store
 from dp2pub.settings import tracking_settings
+from dp2pub.store import check_artifact_root, open_store
 from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
@@ -83,9 +84,7 @@ def flatten(tree: Mapping, prefix: str = "") -> dict[str, Any]:
 def _git_commit() -> str | None:
     here = Path(__file__).resolve().parent
     try:
-        out = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
-        )
+        out = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
@@ -102,10 +101,8 @@ def run_tags(overrides: list[str]) -> dict[str, str]:
         tags["mlflow.source.git.commit"] = commit
         tags["git_commit"] = commit
     for package in PACKAGES:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             tags[f"version.{package}"] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
     return tags
 
 
@@ -170,10 +167,7 @@ def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> Non
 
 def run_name(cfg: Mapping) -> str:
     """A readable run name such as ``grr-synthetic-eps1.0-seed0``."""
-    return (
-        f"{cfg['mechanism'].get('name')}-{cfg['dataset'].get('name')}"
-        f"-eps{cfg.get('epsilon')}-seed{cfg.get('seed')}"
-    )
+    return f"{cfg['mechanism'].get('name')}-{cfg['dataset'].get('name')}-eps{cfg.get('epsilon')}-seed{cfg.get('seed')}"
 
 
 def _parent_tags(parent: Mapping | None, uri: str, experiment_id: str) -> dict[str, str]:
@@ -182,8 +176,9 @@ def _parent_tags(parent: Mapping | None, uri: str, experiment_id: str) -> dict[s
     if not parent:
         return {}
     if parent.get("uri") != uri or parent.get("experiment_id") != experiment_id:
-        log.warning("sweep parent %s is in another store or experiment; run logged without parent",
-                    parent.get("run_id"))
+        log.warning(
+            "sweep parent %s is in another store or experiment; run logged without parent", parent.get("run_id")
+        )
         return {}
     return {PARENT_TAG: str(parent["run_id"]), SWEEP_TAG: "child"}
 
@@ -214,10 +209,8 @@ def run_tracked(
         return done, None
     mlflow.set_tracking_uri(uri)
     tags = {**run_tags(overrides or []), HASH_TAG: identity, **_parent_tags(parent, uri, experiment_id)}
-    try:
+    with contextlib.suppress(ConfigError):  # the job refuses a bad seed itself, into this run's error tag
         tags["seed_entropy"] = str(seed_entropy(cfg.get("seed")))
-    except ConfigError:
-        pass  # the job refuses the seed itself, into this run's error tag
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
         try:
             if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:

@@ -65,8 +65,9 @@ def check_bool(value: Any, key: str) -> bool:
     return value
 
 
-def check_float(value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True,
-                open_high: bool = True) -> float:
+def check_float(
+    value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True, open_high: bool = True
+) -> float:
     """Return ``value`` as a float if it is a number (not a bool or a string) in the interval
     from ``low`` to ``high`` (open ends by default), else raise ConfigError."""
     left, right = "(" if open_low else "[", ")" if open_high else "]"
@@ -78,8 +79,9 @@ def check_float(value: Any, key: str, low: float, high: float = math.inf, *, ope
     return float(value)
 
 
-def check_optional_float(value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True,
-                         open_high: bool = True) -> float | None:
+def check_optional_float(
+    value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True, open_high: bool = True
+) -> float | None:
     """:func:`check_float`, or None for None (the error then says ``or null``)."""
     if value is None:
         return None

@@ -23,15 +23,15 @@ from unittest import mock
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from dp2pub.data.synthetic_bn import make_synthetic_bn  # noqa: E402
-from dp2pub.metrics import evaluate_marginals  # noqa: E402
-from dp2pub.publish.dp2pub_publisher import DP2PubPublisher  # noqa: E402
-from dp2pub.publish.pram import PRAMPublisher  # noqa: E402
-from dp2pub.seeding import phase_rng  # noqa: E402
+from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.metrics import evaluate_marginals
+from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
+from dp2pub.publish.pram import PRAMPublisher
+from dp2pub.seeding import phase_rng
 
 
 def equal_weights(clusters, entropies):
@@ -64,7 +64,9 @@ def run(epsilon: float, seeds: int, n: int, strength: float) -> pd.DataFrame:
                 if patch:
                     patch.stop()
             metrics = evaluate_marginals(data, outcome.release, phase_rng(seed, "metrics")).metrics
-            rows.append({"variant": label, "seed": seed, "tvd_1way": metrics["tvd_1way"], "tvd_2way": metrics["tvd_2way"]})
+            rows.append(
+                {"variant": label, "seed": seed, "tvd_1way": metrics["tvd_1way"], "tvd_2way": metrics["tvd_2way"]}
+            )
     return pd.DataFrame(rows)
 
 

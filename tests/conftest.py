@@ -42,15 +42,21 @@ def cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
 
 
-def run_cli(args: list[str], cwd: Path, env: dict | None = None, capped: bool = False,
-            prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def run_cli(
+    args: list[str], cwd: Path, env: dict | None = None, capped: bool = False, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output; ``capped`` runs it
     under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it."""
     full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
     full_env.pop("MLFLOW_TRACKING_URI", None)
     return subprocess.run(
-        [*prefix, sys.executable, "-m", "dp2pub", *args], preexec_fn=cap_memory if capped else None,
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=300,
+        [*prefix, sys.executable, "-m", "dp2pub", *args],
+        preexec_fn=cap_memory if capped else None,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

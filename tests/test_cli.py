@@ -12,16 +12,36 @@ from dp2pub.validation import ConfigError
 from tests.conftest import ROOT, compose_config, run_cli, runs_in
 from tests.test_job import BAD
 
-CONTRACT = ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
-            "n_records", "n_attributes", "time_perturb_s", "time_estimate_s", "time_total_s")
+CONTRACT = (
+    "tvd_1way",
+    "tvd_2way",
+    "mse_freq",
+    "mse_count",
+    "mse_theory",
+    "epsilon_spent",
+    "n_records",
+    "n_attributes",
+    "time_perturb_s",
+    "time_estimate_s",
+    "time_total_s",
+)
 
 
 def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["epsilon=2", "seed=3", "dataset.n=2000", "save_published=true",
-                    f"tracking.uri={uri}", "tracking.experiment=e2e",
-                    f"tracking.artifact_location={(tmp_path / 'art').as_uri()}",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "epsilon=2",
+            "seed=3",
+            "dataset.n=2000",
+            "save_published=true",
+            f"tracking.uri={uri}",
+            "tracking.experiment=e2e",
+            f"tracking.artifact_location={(tmp_path / 'art').as_uri()}",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "tvd_1way" in done.stdout and f"mlflow ui --backend-store-uri {uri}" in done.stdout
     (run,) = runs_in(uri, "e2e")
@@ -41,8 +61,17 @@ def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
 
 def test_multirun_lands_one_run_per_job(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["-m", "epsilon=0.5,2", "dataset.n=1000", f"tracking.uri={uri}",
-                    "tracking.experiment=sweep", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "epsilon=0.5,2",
+            "dataset.n=1000",
+            f"tracking.uri={uri}",
+            "tracking.experiment=sweep",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     runs = runs_in(uri, "sweep")
     (parent,) = [r for r in runs if r.data.tags.get("dp2pub.sweep") == "parent"]
@@ -64,8 +93,10 @@ def test_default_store_is_sqlite_under_outputs(tmp_path):
 
 def test_bad_input_exits_nonzero_and_leaves_the_run_failed(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["epsilon=nan", f"tracking.uri={uri}", "tracking.experiment=bad",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        ["epsilon=nan", f"tracking.uri={uri}", "tracking.experiment=bad", f"paths.outputs={tmp_path / 'out'}"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "epsilon=nan is invalid: expected a finite number > 0" in done.stderr
@@ -77,8 +108,9 @@ def test_bad_input_exits_nonzero_and_leaves_the_run_failed(tmp_path):
 @pytest.mark.parametrize("overrides,message", BAD)
 def test_every_bad_input_leaves_a_failed_run(store, overrides, message, tmp_path):
     experiment = "bad-" + "".join(c if c.isalnum() else "_" for c in " ".join(overrides))
-    cfg = compose_config([*overrides, f"tracking.uri={store}", f"tracking.experiment={experiment}",
-                          f"paths.outputs={tmp_path}"])
+    cfg = compose_config(
+        [*overrides, f"tracking.uri={store}", f"tracking.experiment={experiment}", f"paths.outputs={tmp_path}"]
+    )
     with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
         execute(cfg)
     (run,) = runs_in(store, experiment)

@@ -28,7 +28,9 @@ def test_pins_whose_marker_holds_are_read_with_canonical_names():
 def test_mismatches_name_the_locked_and_the_installed_version():
     pins = {"numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
     assert mismatches(pins, {"numpy": "2.4.6", "scikit-learn": "1.8.0", "extra": "1"}) == [
-        "scikit-learn 1.9.1 locked, 1.8.0 installed", "scipy 1.17.1 locked, not installed"]
+        "scikit-learn 1.9.1 locked, 1.8.0 installed",
+        "scipy 1.17.1 locked, not installed",
+    ]
 
 
 def test_the_repositorys_lock_covers_the_core_dependencies():

@@ -20,8 +20,19 @@ def untimed(metrics):
 
 def test_default_job_reports_the_contract_metrics():
     result = run_job(plain([]))
-    for name in ("tvd_1way", "tvd_2way", "mse_freq", "mse_count", "mse_theory", "epsilon_spent",
-                 "n_records", "n_attributes", "time_perturb_s", "time_estimate_s", "time_total_s"):
+    for name in (
+        "tvd_1way",
+        "tvd_2way",
+        "mse_freq",
+        "mse_count",
+        "mse_theory",
+        "epsilon_spent",
+        "n_records",
+        "n_attributes",
+        "time_perturb_s",
+        "time_estimate_s",
+        "time_total_s",
+    ):
         assert name in result.metrics
     assert result.metrics["n_records"] == 10_000 and result.metrics["n_attributes"] == 10
     assert result.metrics["epsilon_spent"] == pytest.approx(1.0)
@@ -43,8 +54,7 @@ def test_dataset_seed_fixes_the_data_across_job_seeds():
 
 
 def test_mse_theory_matches_mse_freq_on_a_large_sample():
-    result = run_job(plain(["epsilon=4", "dataset.n=200000", "dataset.d=4",
-                            "dataset.k_min=16", "dataset.k_max=16"]))
+    result = run_job(plain(["epsilon=4", "dataset.n=200000", "dataset.d=4", "dataset.k_min=16", "dataset.k_max=16"]))
     ratio = result.metrics["mse_freq"] / result.metrics["mse_theory"]
     # 64 per-value squared errors: relative sd of their mean is about sqrt(2 / 64) = 0.18
     assert 0.5 < ratio < 1.5
@@ -79,8 +89,19 @@ def test_epsilon_nan_is_nan_not_a_string():
 
 @pytest.mark.parametrize("mechanism", ["grr", "sue", "oue", "olh", "rappor"])
 def test_every_oracle_meets_its_closed_form_on_the_issue_configuration(mechanism):
-    result = run_job(plain([f"mechanism={mechanism}", "epsilon=4", "dataset.n=200000", "dataset.d=4",
-                            "dataset.k_min=16", "dataset.k_max=16", "metrics.ways=[1]"]))
+    result = run_job(
+        plain(
+            [
+                f"mechanism={mechanism}",
+                "epsilon=4",
+                "dataset.n=200000",
+                "dataset.d=4",
+                "dataset.k_min=16",
+                "dataset.k_max=16",
+                "metrics.ways=[1]",
+            ]
+        )
+    )
     assert 0.75 <= result.metrics["mse_freq"] / result.metrics["mse_theory"] <= 1.33
     assert result.metrics["epsilon_spent"] <= 4.0
     assert "time_perturb_s" in result.metrics

@@ -142,8 +142,11 @@ def test_no_dp2pub_import_hides_in_a_function():
     for name, path in known.items():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                hidden += [f"{name}:{inner.lineno}" for inner in ast.walk(node)
-                           if isinstance(inner, ast.ImportFrom) and (inner.level or (inner.module or "").startswith("dp2pub"))]
+                hidden += [
+                    f"{name}:{inner.lineno}"
+                    for inner in ast.walk(node)
+                    if isinstance(inner, ast.ImportFrom) and (inner.level or (inner.module or "").startswith("dp2pub"))
+                ]
     assert hidden == []
 
 

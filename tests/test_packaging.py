@@ -27,13 +27,29 @@ def wheel(tmp_path_factory) -> tuple[Path, str]:
     tree = tmp_path_factory.mktemp("source")
     for name in SOURCE:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
-        copy(ROOT / name, tree / name, **({"ignore": shutil.ignore_patterns("__pycache__")}
-                                          if (ROOT / name).is_dir() else {}))
+        copy(
+            ROOT / name,
+            tree / name,
+            **({"ignore": shutil.ignore_patterns("__pycache__")} if (ROOT / name).is_dir() else {}),
+        )
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-v", "-w", str(out), str(tree)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-v",
+            "-w",
+            str(out),
+            str(tree),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (built,) = out.glob("dp2pub-*.whl")
@@ -66,8 +82,9 @@ def test_the_wheel_holds_every_module_config_and_data_file(wheel):
 
 def test_the_build_does_not_warn(wheel):
     _, output = wheel
-    warnings = [line for line in output.splitlines()
-                if "Warning" in line and ("setuptools" in line or "BuildBackend" in line)]
+    warnings = [
+        line for line in output.splitlines() if "Warning" in line and ("setuptools" in line or "BuildBackend" in line)
+    ]
     assert not warnings, warnings[:5]
 
 
@@ -75,8 +92,12 @@ def test_the_build_does_not_warn(wheel):
 def installed(wheel, tmp_path_factory) -> Path:
     """The wheel installed (without its dependencies, which this venv has) into a folder."""
     target = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index",
-                           "--target", str(target), str(wheel[0])], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(target), str(wheel[0])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return target
 
@@ -86,8 +107,9 @@ def run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProc
     env = {**os.environ, "PYTHONPATH": str(site), "HYDRA_FULL_ERROR": "0"}
     for name in ("MLFLOW_TRACKING_URI", "DP2PUB_DATA_DIR"):
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_an_installed_dp2pub_runs_real_data_from_any_directory(installed, tmp_path):
@@ -95,8 +117,14 @@ def test_an_installed_dp2pub_runs_real_data_from_any_directory(installed, tmp_pa
     assert info.returncode == 0, info.stderr
     assert f"file://{installed / 'dp2pub' / 'conf'}" in info.stdout
     assert str(ROOT / "conf") not in info.stdout
-    done = run_installed(installed, tmp_path, "dataset=adult", "mechanism=pram", "metrics.max_subsets=5",
-                         f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}")
+    done = run_installed(
+        installed,
+        tmp_path,
+        "dataset=adult",
+        "mechanism=pram",
+        "metrics.max_subsets=5",
+        f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "pram on adult" in done.stdout and "n_records" in done.stdout
 

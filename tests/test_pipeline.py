@@ -33,16 +33,22 @@ def test_every_publisher_declares_its_name_and_needs_as_class_constants(name):
 
 def test_the_job_never_probes_attributes():
     tree = ast.parse(inspect.getsource(dp2pub.job))
-    probes = [node.func.id for node in ast.walk(tree)
-              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in ("hasattr", "getattr", "isinstance")]
+    probes = [
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("hasattr", "getattr", "isinstance")
+    ]
     assert probes == []
 
 
 def test_every_stage_of_the_job_is_short():
     tree = ast.parse(inspect.getsource(dp2pub.job))
     lengths = {node.name: node.end_lineno - node.lineno + 1 for node in tree.body if isinstance(node, ast.FunctionDef)}
-    assert {"run_job", "load", "split", "publish", "check_budget", "measure_utility", "measure_marginals"} <= set(lengths)
+    assert {"run_job", "load", "split", "publish", "check_budget", "measure_utility", "measure_marginals"} <= set(
+        lengths
+    )
     assert {name: n for name, n in lengths.items() if n > STAGE_LINES} == {}
 
 
@@ -51,8 +57,11 @@ def test_an_outcome_over_its_budget_is_refused_and_one_within_passes():
     release = TableRelease(data)
     check_budget(GRRPublisher(), Outcome(release, [Spend("perturb", "a", 0.5), Spend("perturb", "b", 0.5)]), 1.0)
     with pytest.raises(RuntimeError, match=r"spent epsilon=1.0000000000000002 > budget 1.0"):
-        check_budget(GRRPublisher(), Outcome(release, [Spend("perturb", "a", 0.5),
-                                                       Spend("perturb", "b", 0.5000000000000002)]), 1.0)
+        check_budget(
+            GRRPublisher(),
+            Outcome(release, [Spend("perturb", "a", 0.5), Spend("perturb", "b", 0.5000000000000002)]),
+            1.0,
+        )
     with pytest.raises(RuntimeError, match="spent epsilon=None"):
         check_budget(GRRPublisher(), Outcome(release, []), 1.0)  # a budget was promised, none recorded
     with pytest.raises(RuntimeError, match="uses no budget"):

@@ -12,15 +12,25 @@ import time
 
 from mlflow.tracking import MlflowClient
 
-from dp2pub.resume import (HASH_TAG, HOST_TAG, PID_TAG, PIDNS_TAG, START_TAG, config_hash, pid_namespace,
-                           process_start, reap_stale_runs)
+from dp2pub.resume import (
+    HASH_TAG,
+    HOST_TAG,
+    PID_TAG,
+    PIDNS_TAG,
+    START_TAG,
+    config_hash,
+    pid_namespace,
+    process_start,
+    reap_stale_runs,
+)
 from tests.conftest import run_cli, runs_in
 
 
 def children(uri: str, experiment: str, statuses=("FINISHED",)):
     """Runs of ``experiment`` that are not sweep parents, with one of ``statuses``."""
-    return [r for r in runs_in(uri, experiment)
-            if r.data.tags.get("dp2pub.sweep") != "parent" and r.info.status in statuses]
+    return [
+        r for r in runs_in(uri, experiment) if r.data.tags.get("dp2pub.sweep") != "parent" and r.info.status in statuses
+    ]
 
 
 def deterministic(metrics: dict[str, float]) -> dict[str, float]:
@@ -28,8 +38,14 @@ def deterministic(metrics: dict[str, float]) -> dict[str, float]:
 
 
 def test_config_hash_is_the_job_not_where_it_is_logged():
-    cfg = {"epsilon": 1.0, "seed": 0, "dataset": {"name": "synthetic", "n": 10}, "mechanism": {"name": "grr"},
-           "tracking": {"uri": "a", "experiment": "x"}, "paths": {"outputs": "o"}}
+    cfg = {
+        "epsilon": 1.0,
+        "seed": 0,
+        "dataset": {"name": "synthetic", "n": 10},
+        "mechanism": {"name": "grr"},
+        "tracking": {"uri": "a", "experiment": "x"},
+        "paths": {"outputs": "o"},
+    }
     moved = {**cfg, "tracking": {"uri": "b", "experiment": "y"}, "paths": {"outputs": "elsewhere"}}
     assert config_hash(cfg) == config_hash(moved)
     assert config_hash(cfg) != config_hash({**cfg, "seed": 1})
@@ -38,9 +54,21 @@ def test_config_hash_is_the_job_not_where_it_is_logged():
 
 def test_eight_jobs_on_two_joblib_workers_land_eight_finished_runs(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["-m", "epsilon=0.5,1,2,4", "seed=0,1", "dataset.n=300", "metrics.ways=[1]",
-                    "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"tracking.uri={uri}",
-                    "tracking.experiment=conc", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "epsilon=0.5,1,2,4",
+            "seed=0,1",
+            "dataset.n=300",
+            "metrics.ways=[1]",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            f"tracking.uri={uri}",
+            "tracking.experiment=conc",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     runs = children(uri, "conc", statuses=("FINISHED", "FAILED", "RUNNING", "KILLED"))
     assert len(runs) == 8 and all(r.info.status == "FINISHED" for r in runs)
@@ -49,11 +77,26 @@ def test_eight_jobs_on_two_joblib_workers_land_eight_finished_runs(tmp_path):
 
 def test_metrics_are_bit_identical_whatever_the_launcher_and_the_sweep(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    common = ["dataset=synthetic_bn", "dataset.n=2000", "mechanism=oue", "seed=7", f"tracking.uri={uri}",
-              f"paths.outputs={tmp_path / 'out'}"]
+    common = [
+        "dataset=synthetic_bn",
+        "dataset.n=2000",
+        "mechanism=oue",
+        "seed=7",
+        f"tracking.uri={uri}",
+        f"paths.outputs={tmp_path / 'out'}",
+    ]
     assert run_cli([*common, "epsilon=2", "tracking.experiment=alone"], cwd=tmp_path).returncode == 0
-    done = run_cli(["-m", *common, "epsilon=1,2,4", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-                    "tracking.experiment=swept"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            *common,
+            "epsilon=1,2,4",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "tracking.experiment=swept",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (alone,) = children(uri, "alone")
     (swept,) = [r for r in children(uri, "swept") if r.data.params["epsilon"] == "2.0"]
@@ -65,8 +108,16 @@ def test_metrics_are_bit_identical_whatever_the_launcher_and_the_sweep(tmp_path)
 
 def test_a_repeated_sweep_with_skip_finished_adds_no_runs(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["-m", "epsilon=1,2", "seed=0,1", "dataset.n=300", "tracking.skip_finished=true", f"tracking.uri={uri}",
-            "tracking.experiment=again", f"paths.outputs={tmp_path / 'out'}"]
+    args = [
+        "-m",
+        "epsilon=1,2",
+        "seed=0,1",
+        "dataset.n=300",
+        "tracking.skip_finished=true",
+        f"tracking.uri={uri}",
+        "tracking.experiment=again",
+        f"paths.outputs={tmp_path / 'out'}",
+    ]
     assert run_cli(args, cwd=tmp_path).returncode == 0
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("again").experiment_id
@@ -108,11 +159,25 @@ def test_runs_of_dead_processes_on_this_host_are_marked_killed(tmp_path):
 
 def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["-m", "seed=0,1,2", "dataset.n=4000000", "metrics.ways=[1]", "tracking.skip_finished=true",
-            f"tracking.uri={uri}", "tracking.experiment=fault", f"paths.outputs={tmp_path / 'out'}"]
+    args = [
+        "-m",
+        "seed=0,1,2",
+        "dataset.n=4000000",
+        "metrics.ways=[1]",
+        "tracking.skip_finished=true",
+        f"tracking.uri={uri}",
+        "tracking.experiment=fault",
+        f"paths.outputs={tmp_path / 'out'}",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    sweep = subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=tmp_path, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "dp2pub", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:  # kill the sweep while its second job is running
         deadline = time.monotonic() + 240
         while not (children(uri, "fault") and children(uri, "fault", statuses=("RUNNING",))):
@@ -135,5 +200,7 @@ def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
     by_status = sorted((r.info.status, r.data.params["seed"]) for r in runs)
     assert by_status == sorted([("KILLED", r.data.params["seed"]) for r in stale] + [("FINISHED", s) for s in "012"])
     assert {r.info.run_id for r in finished} <= {r.info.run_id for r in runs}  # kept, not redone
-    parents = [r for r in client.search_runs([runs[0].info.experiment_id]) if r.data.tags.get("dp2pub.sweep") == "parent"]
+    parents = [
+        r for r in client.search_runs([runs[0].info.experiment_id]) if r.data.tags.get("dp2pub.sweep") == "parent"
+    ]
     assert sorted(p.info.status for p in parents) == ["FINISHED", "KILLED"]

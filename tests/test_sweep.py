@@ -30,14 +30,26 @@ def runs_by_role(uri: str, experiment: str):
 
 def test_joblib_sweep_lands_every_job_under_one_parent(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["-m", "epsilon=0.5,1,2", "seed=0,1", "dataset.n=500", "hydra/launcher=joblib",
-                    "hydra.launcher.n_jobs=2", f"tracking.uri={uri}", "tracking.experiment=par",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "epsilon=0.5,1,2",
+            "seed=0,1",
+            "dataset.n=500",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            f"tracking.uri={uri}",
+            "tracking.experiment=par",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (parent,), children = runs_by_role(uri, "par")
     assert len(children) == 6
     assert sorted((r.data.params["epsilon"], r.data.params["seed"]) for r in children) == [
-        (e, s) for e in ("0.5", "1.0", "2.0") for s in ("0", "1")]
+        (e, s) for e in ("0.5", "1.0", "2.0") for s in ("0", "1")
+    ]
     assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
     assert all(r.info.status == "FINISHED" for r in [parent, *children])
     assert parent.data.metrics == {"n_jobs": 6, "n_jobs_finished": 6, "n_jobs_failed": 0, "n_jobs_running": 0}
@@ -49,9 +61,18 @@ def test_joblib_sweep_lands_every_job_under_one_parent(tmp_path):
 @pytest.mark.parametrize("launcher", ["basic", "joblib"])
 def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["-m", "epsilon=1,-1,2", "dataset.n=500", f"hydra/launcher={launcher}",
-                    f"tracking.uri={uri}", "tracking.experiment=fail", f"paths.outputs={tmp_path / 'out'}"],
-                   cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "epsilon=1,-1,2",
+            "dataset.n=500",
+            f"hydra/launcher={launcher}",
+            f"tracking.uri={uri}",
+            "tracking.experiment=fail",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode != 0
     assert "dp2pub: error: epsilon=-1.0 is invalid: expected a finite number > 0" in done.stderr
     (parent,), children = runs_by_role(uri, "fail")
@@ -63,8 +84,10 @@ def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher):
 
 def test_a_single_run_has_no_parent(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["dataset.n=500", f"tracking.uri={uri}", "tracking.experiment=single",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        ["dataset.n=500", f"tracking.uri={uri}", "tracking.experiment=single", f"paths.outputs={tmp_path / 'out'}"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     parents, (run,) = runs_by_role(uri, "single")
     assert parents == [] and "mlflow.parentRunId" not in run.data.tags
@@ -92,8 +115,10 @@ def test_ray_cluster_config_composes_with_the_plugins_fields():
     cfg = compose_hydra(["cluster=ray", "tracking.uri=http://tracking:5000"])
     launcher = OmegaConf.to_container(cfg.hydra.launcher)
     # the fields of hydra_plugins.hydra_ray_launcher._config.RayLauncherConf (plugin 1.2)
-    assert launcher == {"_target_": "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher",
-                        "ray": {"init": {"address": "auto"}, "remote": {"num_cpus": 1}}}
+    assert launcher == {
+        "_target_": "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher",
+        "ray": {"init": {"address": "auto"}, "remote": {"num_cpus": 1}},
+    }
     assert cfg.tracking.uri == "http://tracking:5000"
 
 
@@ -104,7 +129,8 @@ def test_cluster_configs_require_a_tracking_server(tmp_path, monkeypatch):
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "dp2pub: error: tracking.uri='${oc.env:MLFLOW_TRACKING_URI}' is invalid: expected a value that "
-        "resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set tracking.uri=... on the command line")
+        "resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set tracking.uri=... on the command line"
+    )
     assert not (tmp_path / "mlflow.db").exists()
 
 
@@ -121,10 +147,24 @@ def mlflow_server(tmp_path):
     exe = Path(sys.executable).parent / "mlflow"
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
-        [str(exe), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
-         "--artifacts-destination", str(tmp_path / "server-artifacts"),
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path,
+        [
+            str(exe),
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{tmp_path / 'server.db'}",
+            "--artifacts-destination",
+            str(tmp_path / "server-artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd=tmp_path,
     )
     uri = f"http://127.0.0.1:{port}"
     try:
@@ -151,9 +191,19 @@ def mlflow_server(tmp_path):
 
 
 def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
-    done = run_cli(["-m", "epsilon=1,4", "dataset.n=500", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-                    f"tracking.uri={mlflow_server}", "tracking.experiment=served",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "epsilon=1,4",
+            "dataset.n=500",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            f"tracking.uri={mlflow_server}",
+            "tracking.experiment=served",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (parent,), children = runs_by_role(mlflow_server, "served")
     assert sorted(r.data.params["epsilon"] for r in children) == ["1.0", "4.0"]
@@ -166,8 +216,17 @@ def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
 
 def test_a_job_that_fails_before_its_run_exists_still_fails_the_parent(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli(["-m", "tracking.skip_finished=false,maybe", "dataset.n=300", f"tracking.uri={uri}",
-                    "tracking.experiment=early", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "tracking.skip_finished=false,maybe",
+            "dataset.n=300",
+            f"tracking.uri={uri}",
+            "tracking.experiment=early",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode != 0
     assert "tracking.skip_finished='maybe' is invalid: expected true or false" in done.stderr
     (parent,), children = runs_by_role(uri, "early")
@@ -181,5 +240,6 @@ def test_a_sweep_whose_parent_cannot_open_stops_before_any_job(tmp_path):
     assert done.stderr.strip().splitlines()[-1] == (
         "dp2pub: error: cannot open the sweep's parent run: tracking.uri='${oc.env:MLFLOW_TRACKING_URI}' is "
         "invalid: expected a value that resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set "
-        "tracking.uri=... on the command line")
+        "tracking.uri=... on the command line"
+    )
     assert "Launching" not in done.stdout + done.stderr and not (tmp_path / "mlflow.db").exists()

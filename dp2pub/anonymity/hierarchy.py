@@ -58,8 +58,7 @@ def flat_hierarchy(attribute: str, labels: tuple[str, ...]) -> Hierarchy:
     k = len(labels)
     if k == 1:
         return Hierarchy(attribute, (np.zeros(1, dtype=np.int64),), (tuple(labels),))
-    return Hierarchy(attribute, (np.arange(k, dtype=np.int64), np.zeros(k, dtype=np.int64)),
-                     (tuple(labels), ("*",)))
+    return Hierarchy(attribute, (np.arange(k, dtype=np.int64), np.zeros(k, dtype=np.int64)), (tuple(labels), ("*",)))
 
 
 def read_rows(path: Path) -> list[tuple[int, list[str]]]:
@@ -91,19 +90,23 @@ def parse_hierarchy(path: str | Path, attribute: str, domain_labels: tuple[str, 
         if len(fields) != width:
             raise DataFileError(path, f"{len(fields)} levels, the first row has {width}", line_no)
         if fields[0] in by_leaf:
-            raise DataFileError(path, f"value {fields[0]!r} listed twice (first on line "
-                                f"{by_leaf[fields[0]][0]})", line_no)
+            raise DataFileError(
+                path, f"value {fields[0]!r} listed twice (first on line {by_leaf[fields[0]][0]})", line_no
+            )
         by_leaf[fields[0]] = (line_no, fields)
         for level in range(width - 1):
             node, up = fields[level], fields[level + 1]
             seen = parent[level].setdefault(node, (up, line_no))
             if seen[0] != up:
-                raise DataFileError(path, f"inconsistent levels: {node!r} at level {level} has parent "
-                                    f"{up!r} here but {seen[0]!r} on line {seen[1]}", line_no)
+                raise DataFileError(
+                    path,
+                    f"inconsistent levels: {node!r} at level {level} has parent "
+                    f"{up!r} here but {seen[0]!r} on line {seen[1]}",
+                    line_no,
+                )
     missing = [v for v in domain_labels if v not in by_leaf]
     if missing:
-        raise ConfigError(f"hierarchy.{attribute}", missing[0],
-                          f"a value with a row in {path} (missing: {missing})")
+        raise ConfigError(f"hierarchy.{attribute}", missing[0], f"a value with a row in {path} (missing: {missing})")
     table = [by_leaf[v][1] for v in domain_labels]  # rows in code order; extra rows ignored
     maps, labels = [], []
     for level in range(width):
@@ -131,6 +134,9 @@ def load_hierarchies(
     out = []
     for attribute, labels in zip(attributes, domain_labels):
         path = base / dataset / f"{attribute}.csv"
-        out.append(parse_hierarchy(path, attribute, tuple(labels)) if path.is_file()
-                   else flat_hierarchy(attribute, tuple(labels)))
+        out.append(
+            parse_hierarchy(path, attribute, tuple(labels))
+            if path.is_file()
+            else flat_hierarchy(attribute, tuple(labels))
+        )
     return out

@@ -51,8 +51,9 @@ class MondrianResult:
         return int(self.low.shape[0])
 
 
-def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel,
-               sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
+def strict_cut(
+    values: np.ndarray, low: int, high: int, model: PrivacyModel, sensitive: tuple[SensitiveAttribute, ...] = ()
+) -> np.ndarray | None:
     """Boolean left-side mask of the allowable cut ``values <= split`` closest to the
     median, or None when no cut leaves both sides meeting the model; ``sensitive``: the
     model's attributes on these rows."""
@@ -64,8 +65,9 @@ def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel,
         per_value = class_histograms(offset, width, attribute.codes, attribute.size)
         left_h.append(np.cumsum(per_value, axis=0)[:-1])
         right_h.append(per_value.sum(axis=0) - left_h[-1])
-    allowed = (model.satisfied(model.stats_of_histograms(left_size, left_h))
-               & model.satisfied(model.stats_of_histograms(m - left_size, right_h)))
+    allowed = model.satisfied(model.stats_of_histograms(left_size, left_h)) & model.satisfied(
+        model.stats_of_histograms(m - left_size, right_h)
+    )
     if not allowed.any():
         return None
     offsets = np.flatnonzero(allowed)
@@ -73,8 +75,9 @@ def strict_cut(values: np.ndarray, low: int, high: int, model: PrivacyModel,
     return values <= split
 
 
-def relaxed_cut(block: np.ndarray, column: int, model: PrivacyModel,
-                sensitive: tuple[SensitiveAttribute, ...] = ()) -> np.ndarray | None:
+def relaxed_cut(
+    block: np.ndarray, column: int, model: PrivacyModel, sensitive: tuple[SensitiveAttribute, ...] = ()
+) -> np.ndarray | None:
     """Boolean left-side mask of the m // 2 records first in the order of QI ``column``, ties
     ordered by the other QIs of ``block`` (m, q), or None when a side would not meet the model."""
     m = len(block)
@@ -90,8 +93,9 @@ def relaxed_cut(block: np.ndarray, column: int, model: PrivacyModel,
     return left
 
 
-def mondrian(qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "strict",
-             model: PrivacyModel | None = None) -> MondrianResult:
+def mondrian(
+    qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "strict", model: PrivacyModel | None = None
+) -> MondrianResult:
     """Partition the records of ``qi_codes`` (n, q), QI ``j`` having ``sizes[j]`` values,
     into classes of at least ``k`` records (1 <= k <= n) that also meet ``model``'s l and t
     when given (its ``k`` is ``k``; the whole table must meet it)."""
@@ -115,8 +119,11 @@ def mondrian(qi_codes: np.ndarray, sizes: np.ndarray, k: int, mode: str = "stric
             for j in np.argsort(-spread, kind="stable"):
                 if spread[j] == 0:
                     break
-                left = (strict_cut(block[:, j], int(low[j]), int(high[j]), model, sensitive) if mode == "strict"
-                        else relaxed_cut(block, int(j), model, sensitive))
+                left = (
+                    strict_cut(block[:, j], int(low[j]), int(high[j]), model, sensitive)
+                    if mode == "strict"
+                    else relaxed_cut(block, int(j), model, sensitive)
+                )
                 if left is not None:
                     break
         if left is None:

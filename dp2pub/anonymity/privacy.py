@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def class_histograms(inverse: np.ndarray, n_classes: int, codes: np.ndarray, m: int,
-                     weights: np.ndarray | None = None) -> np.ndarray:
+def class_histograms(
+    inverse: np.ndarray, n_classes: int, codes: np.ndarray, m: int, weights: np.ndarray | None = None
+) -> np.ndarray:
     """(n_classes, m) counts of the sensitive ``codes`` (each < m) per class."""
     flat = np.bincount(inverse * m + codes, weights=weights, minlength=n_classes * m)
     return flat.reshape(n_classes, m)
@@ -103,8 +104,14 @@ class PrivacyModel:
             distance = np.max([emd(h, s.reference, s.ordered) for h, s in zip(histograms, self.sensitive)], axis=0)
         return ClassStats(size, distinct, distance)
 
-    def stats(self, inverse: np.ndarray, n_classes: int, weights: np.ndarray | None = None,
-              sensitive: tuple[SensitiveAttribute, ...] | None = None, full: bool = False) -> ClassStats:
+    def stats(
+        self,
+        inverse: np.ndarray,
+        n_classes: int,
+        weights: np.ndarray | None = None,
+        sensitive: tuple[SensitiveAttribute, ...] | None = None,
+        full: bool = False,
+    ) -> ClassStats:
         """:class:`ClassStats` of the classes ``inverse`` (rows weighted by ``weights``);
         ``sensitive`` replaces the model's attributes (the same attributes on other rows);
         l and t statistics only where the model constrains them, unless ``full``."""
@@ -113,7 +120,8 @@ class PrivacyModel:
         if not (full or self.constrains_sensitive):
             return ClassStats(size, None, None)
         return self.stats_of_histograms(
-            size, [class_histograms(inverse, n_classes, s.codes, s.size, weights) for s in attributes], full)
+            size, [class_histograms(inverse, n_classes, s.codes, s.size, weights) for s in attributes], full
+        )
 
     def satisfied(self, stats: ClassStats) -> np.ndarray:
         """Boolean per class: does it meet k, l and t?"""

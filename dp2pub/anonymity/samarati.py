@@ -73,8 +73,10 @@ class LatticeSearch:
         distinct, self.weights = np.unique(np.ascontiguousarray(joint), axis=0, return_counts=True)
         rows = distinct[:, :q]
         # the sensitive attributes on the distinct rows (their overall distributions kept)
-        self.sensitive = tuple(SensitiveAttribute(s.name, distinct[:, q + i], s.size, s.ordered, s.reference)
-                               for i, s in enumerate(model.sensitive))
+        self.sensitive = tuple(
+            SensitiveAttribute(s.name, distinct[:, q + i], s.size, s.ordered, s.reference)
+            for i, s in enumerate(model.sensitive)
+        )
         self.n = int(self.weights.sum())
         # per QI and level: the distinct rows' generalized codes and that level's size
         self.codes = [[h.maps[l][rows[:, j]] for l in range(h.height + 1)] for j, h in enumerate(hierarchies)]

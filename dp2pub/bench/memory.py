@@ -56,18 +56,31 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     idle, _ = peak_of({})
-    results = {"n": args.n, "d": args.d, "k": args.k, "idle_peak_gib": idle, "limit_gib": LIMIT_GIB,
-               "python": platform.python_version(), "cases": {}}
+    results = {
+        "n": args.n,
+        "d": args.d,
+        "k": args.k,
+        "idle_peak_gib": idle,
+        "limit_gib": LIMIT_GIB,
+        "python": platform.python_version(),
+        "cases": {},
+    }
     print(f"idle process (imports only): peak {idle:.3f} GiB")
     for name in args.cases:
         mechanism, ways = CASES[name]
-        cfg = {"epsilon": 1.0, "seed": 0, "mechanism": mechanism,
-               "dataset": {"name": "synthetic", "n": args.n, "d": args.d, "k_min": args.k, "k_max": args.k},
-               "metrics": {"ways": ways, "max_subsets": 45, "models": []}}
+        cfg = {
+            "epsilon": 1.0,
+            "seed": 0,
+            "mechanism": mechanism,
+            "dataset": {"name": "synthetic", "n": args.n, "d": args.d, "k_min": args.k, "k_max": args.k},
+            "metrics": {"ways": ways, "max_subsets": 45, "models": []},
+        }
         peak, metrics = peak_of(cfg)
         results["cases"][name] = {"peak_gib": peak, "ways": ways, "under_limit": peak < LIMIT_GIB, **metrics}
-        print(f"{name}: n={args.n:,} x d={args.d}, k={args.k}, ways {ways}: peak {peak:.3f} GiB "
-              f"({peak / idle:.1f} x idle; limit {LIMIT_GIB} GiB) time_total {metrics.get('time_total_s', float('nan')):.1f} s")
+        print(
+            f"{name}: n={args.n:,} x d={args.d}, k={args.k}, ways {ways}: peak {peak:.3f} GiB "
+            f"({peak / idle:.1f} x idle; limit {LIMIT_GIB} GiB) time_total {metrics.get('time_total_s', float('nan')):.1f} s"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -141,19 +141,27 @@ def main(argv: list[str] | None = None) -> dict:
             measured = isinstance(ref, dict) and isinstance(ref.get(name), float)
             cells.append(f"{value / ref[name]:>18.1f}" if measured else f"{'-':>18}")
         print(f"{name:<8} {value:>15.3g} " + " ".join(cells))
-    print(f"grr table n={args.table_n} d={args.table_d} k=16: {table_perturb:.3g} user-attribute reports/s "
-          f"(perturb), {table_total:.3g} (perturb + all 1-way estimates)")
+    print(
+        f"grr table n={args.table_n} d={args.table_d} k=16: {table_perturb:.3g} user-attribute reports/s "
+        f"(perturb), {table_total:.3g} (perturb + all 1-way estimates)"
+    )
     for ref, value in refs.items():
         if isinstance(value, str):
             print(f"{ref}: {value}")
         else:
-            print(f"{ref} users/s (n={args.reference_n}): "
-                  + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items()))
+            print(
+                f"{ref} users/s (n={args.reference_n}): "
+                + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items())
+            )
 
     result = {
         "config": vars(args),
-        "machine": {"python": platform.python_version(), "processor": platform.processor(),
-                    "cpus": os.cpu_count(), "numpy": np.__version__},
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "numpy": np.__version__,
+        },
         "dp2pub_users_per_s": mine,
         "grr_table_reports_per_s": {"perturb": table_perturb, "perturb_and_estimate": table_total},
         "references_users_per_s": refs,

@@ -83,8 +83,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     rows = []
-    print(f"GreedyBayes (PrivBayes Alg. 4), n={args.n}, domains {args.k_min}-{args.k_max}, "
-          f"degree {args.degree}, one process")
+    print(
+        f"GreedyBayes (PrivBayes Alg. 4), n={args.n}, domains {args.k_min}-{args.k_max}, "
+        f"degree {args.degree}, one process"
+    )
     print(f"{'d':>4} {'dp2pub s':>10} {'total MI (nats)':>16}")
     for d in args.d:
         data = table(args.n, d, args.k_min, args.k_max, args.seed)
@@ -102,23 +104,35 @@ def main(argv: list[str] | None = None) -> dict:
             seconds, ours = time_ours(data, args.degree, root=theirs.root)
             ours_mi, theirs_mi = total_mutual_information(ours, data), total_mutual_information(theirs, data)
             reference.update(
-                d=args.reference_d, root=theirs.root, network=network_json(theirs), total_mi=theirs_mi,
-                dp2pub_seconds=seconds, dp2pub_total_mi=ours_mi, dp2pub_network=network_json(ours),
-                same_network=ours == theirs, equal_total_mi=bool(abs(ours_mi - theirs_mi) <= 1e-9),
+                d=args.reference_d,
+                root=theirs.root,
+                network=network_json(theirs),
+                total_mi=theirs_mi,
+                dp2pub_seconds=seconds,
+                dp2pub_total_mi=ours_mi,
+                dp2pub_network=network_json(ours),
+                same_network=ours == theirs,
+                equal_total_mi=bool(abs(ours_mi - theirs_mi) <= 1e-9),
                 speedup=reference["seconds"] / seconds,
             )
-            print(f"DataSynthesizer greedy_bayes (epsilon=0, {reference['processes']} processes), "
-                  f"d={args.reference_d}, root {theirs.root}: {reference['seconds']:.2f} s, "
-                  f"total MI {theirs_mi:.6f}; dp2pub from the same root: {seconds:.3f} s, "
-                  f"total MI {ours_mi:.6f} (x{reference['speedup']:.0f} faster); "
-                  f"same network: {reference['same_network']}, equal total MI: {reference['equal_total_mi']}")
+            print(
+                f"DataSynthesizer greedy_bayes (epsilon=0, {reference['processes']} processes), "
+                f"d={args.reference_d}, root {theirs.root}: {reference['seconds']:.2f} s, "
+                f"total MI {theirs_mi:.6f}; dp2pub from the same root: {seconds:.3f} s, "
+                f"total MI {ours_mi:.6f} (x{reference['speedup']:.0f} faster); "
+                f"same network: {reference['same_network']}, equal total MI: {reference['equal_total_mi']}"
+            )
         else:
             print(f"DataSynthesizer: {reference['status']}")
 
     result = {
         "config": vars(args),
-        "machine": {"python": platform.python_version(), "processor": platform.processor(),
-                    "cpus": os.cpu_count(), "numpy": np.__version__},
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "numpy": np.__version__,
+        },
         "dp2pub": rows,
         "datasynthesizer": reference,
     }

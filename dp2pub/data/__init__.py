@@ -1,16 +1,16 @@
 """Tables: the Domain + integer-code Dataset, and the dataset generators and loaders."""
 
+from dp2pub.data.adult import load_adult
 from dp2pub.data.bayes_net import BayesianNetwork
+from dp2pub.data.car import load_car
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
-from dp2pub.data.marginals import joint_codes, marginal_counts
-from dp2pub.data.sampling import sample_rows
 from dp2pub.data.errors import DataFileError, DataNotFoundError
+from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.privbayes import load_privbayes
+from dp2pub.data.sampling import sample_rows
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
-from dp2pub.data.car import load_car
-from dp2pub.data.adult import load_adult
-from dp2pub.data.privbayes import load_privbayes
 
 __all__ = [
     "BayesianNetwork",

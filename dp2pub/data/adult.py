@@ -44,39 +44,130 @@ N_TRAIN, N_TEST = 30162, 15060
 
 #: The 15 fields of a line of adult.data / adult.test, in file order.
 FIELDS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
-    "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 DROPPED = ("fnlwgt",)
 #: Fields read as integers (the others are text).
-NUMERIC = tuple(FIELDS.index(f) for f in ("age", "fnlwgt", "education-num", "capital-gain",
-                                           "capital-loss", "hours-per-week"))
+NUMERIC = tuple(
+    FIELDS.index(f) for f in ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+)
 
 #: Categories of the categorical attributes, in adult.names order (income: see module doc).
 CATEGORIES: dict[str, tuple[str, ...]] = {
-    "workclass": ("Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-                  "State-gov", "Without-pay", "Never-worked"),
-    "education": ("Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm",
-                  "Assoc-voc", "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate",
-                  "5th-6th", "Preschool"),
+    "workclass": (
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+    ),
+    "education": (
+        "Bachelors",
+        "Some-college",
+        "11th",
+        "HS-grad",
+        "Prof-school",
+        "Assoc-acdm",
+        "Assoc-voc",
+        "9th",
+        "7th-8th",
+        "12th",
+        "Masters",
+        "1st-4th",
+        "10th",
+        "Doctorate",
+        "5th-6th",
+        "Preschool",
+    ),
     "education-num": tuple(str(v) for v in range(1, 17)),
-    "marital-status": ("Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"),
-    "occupation": ("Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
-                   "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
-                   "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
-                   "Armed-Forces"),
+    "marital-status": (
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+    ),
+    "occupation": (
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+    ),
     "relationship": ("Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"),
     "race": ("White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"),
     "sex": ("Female", "Male"),
-    "native-country": ("United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
-                       "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China",
-                       "Cuba", "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica",
-                       "Vietnam", "Mexico", "Portugal", "Ireland", "France", "Dominican-Republic",
-                       "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia", "Hungary", "Guatemala",
-                       "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
-                       "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands"),
+    "native-country": (
+        "United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands",
+    ),
     "income": ("<=50K", ">50K"),
 }
 
@@ -179,12 +270,14 @@ def load_adult(
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")
-    files = open_data_files([TRAIN_FILE, TEST_FILE], data_dir, download=download, url_base=url_base,
-                            cache_dir=cache_dir)
+    files = open_data_files(
+        [TRAIN_FILE, TEST_FILE], data_dir, download=download, url_base=url_base, cache_dir=cache_dir
+    )
     data, last_lines = _parse(files[TRAIN_FILE], files[TEST_FILE])
     n_test = int(data.is_test.sum())
-    for name, records, expected, last in ((TRAIN_FILE, data.n - n_test, N_TRAIN, last_lines[0]),
-                                          (TEST_FILE, n_test, N_TEST, last_lines[1])):
-        files[name].check(verify_checksum, f"{records} complete records up to line {last}, "
-                                           f"the original has {expected}")
+    for name, records, expected, last in (
+        (TRAIN_FILE, data.n - n_test, N_TRAIN, last_lines[0]),
+        (TEST_FILE, n_test, N_TEST, last_lines[1]),
+    ):
+        files[name].check(verify_checksum, f"{records} complete records up to line {last}, the original has {expected}")
     return data

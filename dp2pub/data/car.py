@@ -82,8 +82,7 @@ def load_car(
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")
-    file = open_data_files([FILENAME], data_dir, download=download, url_base=url_base,
-                           cache_dir=cache_dir)[FILENAME]
+    file = open_data_files([FILENAME], data_dir, download=download, url_base=url_base, cache_dir=cache_dir)[FILENAME]
     fields = read_fields(file, len(CAR_DOMAIN))
     data = encode_car(fields)
     file.check(verify_checksum, f"{data.n} records ending at line {fields.lines[-1]}, the original has {N_RECORDS}")

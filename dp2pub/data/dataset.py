@@ -52,18 +52,14 @@ class Dataset:
             object.__setattr__(self, "codes", np.asfortranarray(self.codes))
         codes = self.codes
         if codes.ndim != 2 or codes.shape[1] != len(self.domain):
-            raise ValueError(
-                f"codes must have shape (n, {len(self.domain)}), got {codes.shape}"
-            )
+            raise ValueError(f"codes must have shape (n, {len(self.domain)}), got {codes.shape}")
         if not np.issubdtype(codes.dtype, np.integer):
             raise ValueError(f"codes must be integers, got dtype {codes.dtype}")
         if codes.shape[0] == 0:
             raise ValueError(f"dataset {self.name!r} is empty (0 records)")
         if codes.size and (codes.min() < 0 or np.any(codes.max(axis=0) >= self.domain.sizes)):
             bad = int(np.argmax(codes.max(axis=0) >= self.domain.sizes))
-            raise ValueError(
-                f"attribute {self.domain.names[bad]!r} has codes outside 0..{self.domain.sizes[bad] - 1}"
-            )
+            raise ValueError(f"attribute {self.domain.names[bad]!r} has codes outside 0..{self.domain.sizes[bad] - 1}")
         if self.target is not None:
             self.domain.index(self.target)
         if self.is_test is not None:

@@ -135,28 +135,38 @@ def read_fields(
     if wrong.size:
         i = wrong[0]
         raise DataFileError(
-            path, f"expected {n_fields} fields separated by {sep!r}, found {fields[data][i]}",
+            path,
+            f"expected {n_fields} fields separated by {sep!r}, found {fields[data][i]}",
             int(data_lines[i]),
         )
     frame = pd.read_csv(
-        io.StringIO(text), header=None, names=list(range(n_fields)), sep=sep, engine="c",
-        skipinitialspace=True, skiprows=np.flatnonzero(~data).tolist(), skip_blank_lines=False,
+        io.StringIO(text),
+        header=None,
+        names=list(range(n_fields)),
+        sep=sep,
+        engine="c",
+        skipinitialspace=True,
+        skiprows=np.flatnonzero(~data).tolist(),
+        skip_blank_lines=False,
         dtype={c: "category" for c in range(n_fields) if c not in set(numeric)},
-        na_filter=False, quoting=csv.QUOTE_NONE, index_col=False,
+        na_filter=False,
+        quoting=csv.QUOTE_NONE,
+        index_col=False,
     )
     if len(frame) != data_lines.size:  # a guard: the scan and the parser must agree
         raise DataFileError(path, f"parsed {len(frame)} rows but found {data_lines.size} data lines")
     return Fields(path, frame, data_lines)
 
 
-def _check_header(path: Path, raw: bytes, starts: np.ndarray, ends: np.ndarray, data: np.ndarray,
-                  header: list[str], sep: str) -> None:
+def _check_header(
+    path: Path, raw: bytes, starts: np.ndarray, ends: np.ndarray, data: np.ndarray, header: list[str], sep: str
+) -> None:
     """Check that the first data line is ``header`` and mark it as not data (in place)."""
     first = np.flatnonzero(data)
     if first.size == 0:
         raise DataFileError(path, "no header line (empty or truncated file)")
     i = int(first[0])
-    found = raw[starts[i]:ends[i]].decode("utf-8").rstrip("\r")
+    found = raw[starts[i] : ends[i]].decode("utf-8").rstrip("\r")
     if [field.strip() for field in found.split(sep)] != header:
         shown = sep.join(header)
         raise DataFileError(path, f"expected the header {shown[:60]!r}, found {found[:60]!r}", i + 1)
@@ -189,7 +199,8 @@ def encode_column(
         i = unknown[0]
         shown = ", ".join(categories) if len(categories) <= 16 else ", ".join(categories[:16]) + ", ..."
         raise DataFileError(
-            fields.path, f"unknown {attribute} value {texts[text_codes[i]]!r} (expected one of {shown})",
+            fields.path,
+            f"unknown {attribute} value {texts[text_codes[i]]!r} (expected one of {shown})",
             int(fields.lines[i]),
         )
     return codes
@@ -214,7 +225,8 @@ def integer_column(fields: Fields, column: int, attribute: str, minimum: int = 0
     if bad.size:
         i = bad[0]
         raise DataFileError(
-            fields.path, f"{attribute} value {str(values.iloc[i])!r} is not an integer >= {minimum}",
+            fields.path,
+            f"{attribute} value {str(values.iloc[i])!r} is not an integer >= {minimum}",
             int(fields.lines[i]),
         )
     return numbers

@@ -137,8 +137,11 @@ class DataFile:
         if actual == expected:
             return
         extra = f"; {detail}" if detail else ""
-        remedy = REINSTALL if self.packaged else (
-            "an altered or truncated copy: replace it, or set dataset.verify_checksum=false to load it anyway")
+        remedy = (
+            REINSTALL
+            if self.packaged
+            else ("an altered or truncated copy: replace it, or set dataset.verify_checksum=false to load it anyway")
+        )
         raise DataFileError(self.path, f"SHA-256 {actual} differs from the original's {expected}{extra}; {remedy}")
 
     def check(self, verify_checksum: bool, detail: str = "") -> None:
@@ -188,13 +191,15 @@ def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> 
             shutil.copyfileobj(response, out)
     except (urllib.error.URLError, OSError, ValueError) as error:
         part.unlink(missing_ok=True)
-        raise DataFileError(url, f"download failed ({error}); leave dataset.download=false to use the "
-                                 f"copy packaged with dp2pub, or set DP2PUB_DATA_DIR or paths.data_dir") from None
+        raise DataFileError(
+            url,
+            f"download failed ({error}); leave dataset.download=false to use the "
+            f"copy packaged with dp2pub, or set DP2PUB_DATA_DIR or paths.data_dir",
+        ) from None
     actual = sha256_of(part)
     if actual != expected_sha256:
         part.unlink(missing_ok=True)
-        raise DataFileError(url, f"downloaded file has SHA-256 {actual}, expected {expected_sha256}; "
-                                 "not saved")
+        raise DataFileError(url, f"downloaded file has SHA-256 {actual}, expected {expected_sha256}; not saved")
     os.replace(part, dest)
     return dest
 
@@ -209,8 +214,10 @@ def _from_directory(names: Sequence[str], folder: Path) -> dict[str, DataFile]:
                 break
     missing = [name for name in names if name not in found]
     if missing:
-        hint = ("put the files there (plain or .gz, same relative paths), or unset paths.data_dir "
-                f"and {ENV_VAR} to use the copies packaged with dp2pub")
+        hint = (
+            "put the files there (plain or .gz, same relative paths), or unset paths.data_dir "
+            f"and {ENV_VAR} to use the copies packaged with dp2pub"
+        )
         raise DataNotFoundError(", ".join(missing), [folder], hint)
     return {name: DataFile.read(found[name], name) for name in names}
 

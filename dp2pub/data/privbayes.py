@@ -104,9 +104,12 @@ def load_privbayes(
         column = integer_column(fields, j, name)
         bad = np.flatnonzero(column >= k)
         if bad.size:
-            raise DataFileError(fields.path, f"{name} code {column[bad[0]]} is outside its domain 0..{k - 1}",
-                                int(fields.lines[bad[0]]))
+            raise DataFileError(
+                fields.path, f"{name} code {column[bad[0]]} is outside its domain 0..{k - 1}", int(fields.lines[bad[0]])
+            )
         codes[:, j] = column
-    files[names[0]].check(verify_checksum, f"{len(fields.lines)} records up to line {fields.lines[-1]}, "
-                                           f"the original has {SHAPES[table][0]}")
+    files[names[0]].check(
+        verify_checksum,
+        f"{len(fields.lines)} records up to line {fields.lines[-1]}, the original has {SHAPES[table][0]}",
+    )
     return Dataset(codes, domain, target=TARGETS[table], name=table if table != "adult" else "adult15")

@@ -27,7 +27,6 @@ drawn by its ancestral sampler (one vectorized inverse-CDF step per attribute).
 from __future__ import annotations
 
 import math
-from numbers import Real
 
 import numpy as np
 
@@ -35,15 +34,13 @@ from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
 from dp2pub.data.synthetic import table_shape
-from dp2pub.validation import ConfigError, check_int
+from dp2pub.validation import ConfigError, check_int, check_probability
 
 #: Largest CPT (parent configurations x values) a node may have.
 MAX_CPT_CELLS = 10**6
 
 
-def random_network(
-    sizes: np.ndarray, degree: int, strength: float, rng: np.random.Generator
-) -> BayesianNetwork:
+def random_network(sizes: np.ndarray, degree: int, strength: float, rng: np.random.Generator) -> BayesianNetwork:
     """A random network over attributes of the given domain sizes (see the module docstring)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     d = len(sizes)
@@ -55,8 +52,12 @@ def random_network(
         parents[j] = tuple(sorted(order[i] for i in chosen))
         configs = math.prod(int(sizes[p]) for p in parents[j])
         if configs * sizes[j] > MAX_CPT_CELLS:
-            raise ConfigError("degree", degree, f"a degree whose CPTs stay below {MAX_CPT_CELLS} cells "
-                                                f"(attribute a{j} would need {configs * sizes[j]})")
+            raise ConfigError(
+                "degree",
+                degree,
+                f"a degree whose CPTs stay below {MAX_CPT_CELLS} cells "
+                f"(attribute a{j} would need {configs * sizes[j]})",
+            )
         base = rng.dirichlet(np.ones(sizes[j]))
         if parents[j]:
             function = rng.integers(0, sizes[j], size=configs)
@@ -66,15 +67,8 @@ def random_network(
     return BayesianNetwork(list(order), parents, sizes, cpts)
 
 
-def check_strength(value: object, key: str = "strength") -> float:
-    """``value`` as a float if it is a number in [0, 1], else ConfigError."""
-    allowed = "a number in [0, 1]"
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value <= 1:
-        raise ConfigError(key, value, allowed)
-    return float(value)
-
-
 def make_synthetic_bn(
+    *,
     n: int,
     d: int,
     degree: int,
@@ -86,7 +80,7 @@ def make_synthetic_bn(
     """Draw a random network (degree, domain sizes in ``[k_min, k_max]``, ``strength``) with
     ``rng`` and then ``n`` records from it. Attributes are named ``a0 .. a{d-1}``."""
     degree = check_int(degree, "degree", 0)
-    strength = check_strength(strength)
+    strength = check_probability(strength, "strength", open_low=False, open_high=False)
     n, sizes = table_shape(n, d, k_min, k_max, rng)
     network = random_network(sizes, degree, strength, rng)
     return Dataset(network.sample(n, rng), Domain.from_sizes(sizes), name="synthetic_bn")

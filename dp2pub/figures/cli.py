@@ -64,11 +64,15 @@ def build(study: str, settings: dict[str, str | None]) -> list[Path]:
         written = []
     else:
         uri = tracking_uri({"tracking": {"uri": settings["tracking.uri"]}, "paths": {"outputs": outputs}})
-        same_store = [f"{key}={settings[key]}" for key in ("tracking.uri", "paths.outputs") if settings[key]
-                      and settings[key] != KEYS[key]]
+        same_store = [
+            f"{key}={settings[key]}"
+            for key in ("tracking.uri", "paths.outputs")
+            if settings[key] and settings[key] != KEYS[key]
+        ]
         table = collect(spec, uri, " ".join([spec.sweep_command, *same_store]))
-        print(f"{study}: {table['run_id'].nunique()} runs from experiment '{spec.experiment}' in {uri}",
-              file=sys.stderr)
+        print(
+            f"{study}: {table['run_id'].nunique()} runs from experiment '{spec.experiment}' in {uri}", file=sys.stderr
+        )
         written = [write_csv(table, runs_csv(directory, study))]
     summary = aggregate(table)
     written.append(write_csv(summary, summary_csv(directory, study)))

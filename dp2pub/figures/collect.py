@@ -92,11 +92,12 @@ def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame({"run_id": runs["run_id"].astype(str), "study": spec.name})
     for param in spec.params:
         column = f"params.{param}"
-        table[param] = runs[column] if column in runs else None
+        table[param] = runs.get(column, None)
     metrics = [m for m in spec.collected_metrics if f"metrics.{m}" in runs]
-    table = table.join(runs[[f"metrics.{m}" for m in metrics]].rename(columns=lambda c: c[len("metrics."):]))
-    long = table.melt(id_vars=["run_id", "study", *spec.params], value_vars=metrics,
-                      var_name="metric", value_name="value")
+    table = table.join(runs[[f"metrics.{m}" for m in metrics]].rename(columns=lambda c: c[len("metrics.") :]))
+    long = table.melt(
+        id_vars=["run_id", "study", *spec.params], value_vars=metrics, var_name="metric", value_name="value"
+    )
     return normalize(spec, long.dropna(subset=["value"]))
 
 

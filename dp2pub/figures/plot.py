@@ -54,8 +54,10 @@ def _with_panels(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` sorted by facets and x, with its panel column ``_col`` and row label ``_row``."""
     order = [p for p in (spec.row_facet, *spec.facets, spec.hue, spec.x) if p and p in frame]
     frame = frame.sort_values(order, kind="mergesort", na_position="last") if order else frame
-    return frame.assign(_col=facet_label(spec, frame, spec.facets),
-                        _row=facet_label(spec, frame, (spec.row_facet,) if spec.row_facet else ()))
+    return frame.assign(
+        _col=facet_label(spec, frame, spec.facets),
+        _row=facet_label(spec, frame, (spec.row_facet,) if spec.row_facet else ()),
+    )
 
 
 def _ticks(ax: Axes, spec: StudySpec, xs: np.ndarray) -> None:
@@ -66,8 +68,15 @@ def _ticks(ax: Axes, spec: StudySpec, xs: np.ndarray) -> None:
     ax.tick_params(axis="x", which="minor", length=0)
 
 
-def draw_panel(ax: Axes, spec: StudySpec, metric: str, points: pd.DataFrame,
-               curves: pd.DataFrame, baseline: pd.DataFrame, hues: list) -> None:
+def draw_panel(
+    ax: Axes,
+    spec: StudySpec,
+    metric: str,
+    points: pd.DataFrame,
+    curves: pd.DataFrame,
+    baseline: pd.DataFrame,
+    hues: list,
+) -> None:
     """Means with markers and 95% bands per hue, theory curves and the baseline in one panel."""
     if spec.is_log_y(metric):
         ax.set_yscale("log")
@@ -75,8 +84,7 @@ def draw_panel(ax: Axes, spec: StudySpec, metric: str, points: pd.DataFrame,
         line = points[points[spec.hue] == hue]
         if not line.empty:
             colour = style.colour(hue)
-            ax.fill_between(line[spec.x], line["ci_low"], line["ci_high"], color=colour,
-                            alpha=BAND_ALPHA, linewidth=0)
+            ax.fill_between(line[spec.x], line["ci_low"], line["ci_high"], color=colour, alpha=BAND_ALPHA, linewidth=0)
             ax.plot(line[spec.x], line["mean"], color=colour, marker=style.MARKERS[i % len(style.MARKERS)])
         curve = curves[curves[spec.hue] == hue] if not curves.empty else curves
         if not curve.empty:
@@ -90,8 +98,14 @@ def draw_panel(ax: Axes, spec: StudySpec, metric: str, points: pd.DataFrame,
 def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float] | None:
     """y limits of a log panel from its means, positive interval ends and curves; an interval
     reaching 0 or below (few seeds) runs off the bottom rather than stretching the axis."""
-    values = pd.concat([points["mean"], points["ci_low"], points["ci_high"],
-                        curves["value"] if not curves.empty else pd.Series(dtype=float)])
+    values = pd.concat(
+        [
+            points["mean"],
+            points["ci_low"],
+            points["ci_high"],
+            curves["value"] if not curves.empty else pd.Series(dtype=float),
+        ]
+    )
     values = values[np.isfinite(values) & (values > 0)]
     if values.empty:
         return None
@@ -102,8 +116,16 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
 
 
 def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, baseline: bool, bands: bool) -> None:
-    handles = [Line2D([], [], color=style.colour(h), marker=style.MARKERS[i % len(style.MARKERS)],
-                      label=spec.hue_labels.get(str(h), style.label(h))) for i, h in enumerate(hues)]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=style.colour(h),
+            marker=style.MARKERS[i % len(style.MARKERS)],
+            label=spec.hue_labels.get(str(h), style.label(h)),
+        )
+        for i, h in enumerate(hues)
+    ]
     if theory:
         handles.append(Line2D([], [], color="grey", linestyle="--", label=spec.theory_label))
     if baseline:
@@ -127,7 +149,7 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
     width = max(PANEL_SIZE[0] * shape[1] + LEGEND_WIDTH, MIN_WIDTH)
     fig = Figure(figsize=(width, PANEL_SIZE[1] * shape[0] + 0.6), layout="constrained")
     axes = fig.subplots(*shape, squeeze=False, sharex=not side_by_side, sharey=False if side_by_side else "row")
-    for ax in axes.flat[len(rows):] if side_by_side else ():
+    for ax in axes.flat[len(rows) :] if side_by_side else ():
         ax.set_visible(False)
     hues = sorted(summary[spec.hue].dropna().unique(), key=style.sort_key)
     xs = np.sort(summary[spec.x].dropna().unique().astype(float))
@@ -138,11 +160,17 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
             ax = axes.flat[r] if side_by_side else axes[r, c]
             here = (summary["_col"] == col) & (summary["_row"] == row)
             points = summary[here & (summary["metric"] == metric)]
-            curve = curves[(curves["_col"] == col) & (curves["_row"] == row) & (curves["metric"] == metric)] \
-                if not curves.empty else curves
+            curve = (
+                curves[(curves["_col"] == col) & (curves["_row"] == row) & (curves["metric"] == metric)]
+                if not curves.empty
+                else curves
+            )
             reference = spec.baselines.get(metric)
-            baseline = summary[here & (summary["metric"] == reference)].groupby(spec.x, as_index=False)["mean"].mean() \
-                if reference else pd.DataFrame()
+            baseline = (
+                summary[here & (summary["metric"] == reference)].groupby(spec.x, as_index=False)["mean"].mean()
+                if reference
+                else pd.DataFrame()
+            )
             has_baseline |= not baseline.empty
             draw_panel(ax, spec, metric, points, curve, baseline, hues)
             row_axes.append(ax)

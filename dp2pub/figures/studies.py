@@ -101,24 +101,32 @@ class StudySpec:
 
 
 #: Axis labels of the metrics (DESIGN section 4), shared by every study.
-Y_LABELS = _frozen({
-    "tvd_1way": "1-way TVD (mean over attributes)",
-    "tvd_2way": "2-way TVD (mean over pairs)",
-    "tvd_3way": "3-way TVD (mean over triples)",
-    "mse_freq": "MSE of frequencies (squared fraction)",
-    "mse_count": "MSE of counts (records²)",
-    "accuracy_logreg": "logistic regression " + ACCURACY_LABEL,
-    "accuracy_nb": "naive Bayes " + ACCURACY_LABEL,
-    "ncp": "NCP (% of information lost)",
-    "discernibility": "discernibility Σ|E|² (records²)",
-    "cavg": "C_avg (mean class size / k)",
-})
+Y_LABELS = _frozen(
+    {
+        "tvd_1way": "1-way TVD (mean over attributes)",
+        "tvd_2way": "2-way TVD (mean over pairs)",
+        "tvd_3way": "3-way TVD (mean over triples)",
+        "mse_freq": "MSE of frequencies (squared fraction)",
+        "mse_count": "MSE of counts (records²)",
+        "accuracy_logreg": "logistic regression " + ACCURACY_LABEL,
+        "accuracy_nb": "naive Bayes " + ACCURACY_LABEL,
+        "ncp": "NCP (% of information lost)",
+        "discernibility": "discernibility Σ|E|² (records²)",
+        "cavg": "C_avg (mean class size / k)",
+    }
+)
 #: Accuracies are fractions: fixed axes (a wide t interval of few seeds is cut at 0 and 1).
 ACCURACY_LIMITS = _frozen({"accuracy_logreg": (0.0, 1.0), "accuracy_nb": (0.0, 1.0)})
-PARAM_LABELS = _frozen({
-    "dataset.name": "data", "dataset.n": "n", "dataset.d": "d", "dataset.k_min": "k",
-    "mechanism.estimator": "estimator", "mechanism.strategy": "strategy",
-})
+PARAM_LABELS = _frozen(
+    {
+        "dataset.name": "data",
+        "dataset.n": "n",
+        "dataset.d": "d",
+        "dataset.k_min": "k",
+        "mechanism.estimator": "estimator",
+        "mechanism.strategy": "strategy",
+    }
+)
 
 STUDIES: dict[str, StudySpec] = {
     spec.name: spec
@@ -135,8 +143,9 @@ STUDIES: dict[str, StudySpec] = {
             log_y=True,
             y_labels=Y_LABELS,
             param_labels=PARAM_LABELS,
-            hue_labels=_frozen({"none": "raw histogram (estimator none, the seed)",
-                                "unbiased": "debiased (estimator unbiased)"}),
+            hue_labels=_frozen(
+                {"none": "raw histogram (estimator none, the seed)", "unbiased": "debiased (estimator unbiased)"}
+            ),
         ),
         StudySpec(
             name="fo_variance",
@@ -147,9 +156,15 @@ STUDIES: dict[str, StudySpec] = {
             hue="mechanism.name",
             facets=("dataset.n", "dataset.d", "dataset.k_min"),
             extra_params=(
-                "dataset.k_max", "mechanism.strategy",
-                "mechanism.num_bits", "mechanism.num_hashes", "mechanism.hash_seed",
-                "mechanism.f", "mechanism.p", "mechanism.q", "mechanism.guarantee",
+                "dataset.k_max",
+                "mechanism.strategy",
+                "mechanism.num_bits",
+                "mechanism.num_hashes",
+                "mechanism.hash_seed",
+                "mechanism.f",
+                "mechanism.p",
+                "mechanism.q",
+                "mechanism.guarantee",
             ),
             extra_metrics=("mse_theory",),
             log_x=True,
@@ -167,8 +182,7 @@ STUDIES: dict[str, StudySpec] = {
             metrics=("tvd_1way", "tvd_2way", "tvd_3way", "accuracy_logreg", "accuracy_nb"),
             hue="mechanism.name",
             facets=("dataset.name",),
-            baselines=_frozen({"accuracy_logreg": "accuracy_logreg_baseline",
-                               "accuracy_nb": "accuracy_nb_baseline"}),
+            baselines=_frozen({"accuracy_logreg": "accuracy_logreg_baseline", "accuracy_nb": "accuracy_nb_baseline"}),
             log_x=True,
             y_labels=Y_LABELS,
             y_limits=ACCURACY_LIMITS,

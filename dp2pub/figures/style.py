@@ -11,17 +11,26 @@ import hashlib
 
 #: Mechanisms and oracles in legend order.
 ORDER = ("grr", "sue", "oue", "olh", "rappor", "pram", "dp2pub", "privbayes", "samarati", "mondrian", "ldp_nb")
-_TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-          "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+_TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 #: name -> colour (ldp_nb, the eleventh, gets tab20b's dark blue).
 COLOURS: dict[str, str] = {**dict(zip(ORDER, _TAB10)), "ldp_nb": "#393b79"}
 #: Colours for names not in COLOURS (Dark2).
 FALLBACK = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 #: Display names in legends.
-LABELS = {"grr": "GRR", "sue": "SUE", "oue": "OUE", "olh": "OLH", "rappor": "RAPPOR", "pram": "PRAM",
-          "dp2pub": "DP2-Pub", "privbayes": "PrivBayes", "samarati": "Samarati", "mondrian": "Mondrian",
-          "ldp_nb": "LDP naive Bayes"}
+LABELS = {
+    "grr": "GRR",
+    "sue": "SUE",
+    "oue": "OUE",
+    "olh": "OLH",
+    "rappor": "RAPPOR",
+    "pram": "PRAM",
+    "dp2pub": "DP2-Pub",
+    "privbayes": "PrivBayes",
+    "samarati": "Samarati",
+    "mondrian": "Mondrian",
+    "ldp_nb": "LDP naive Bayes",
+}
 
 #: matplotlib settings of every figure (applied with rc_context, never globally).
 RC = {

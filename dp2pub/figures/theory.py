@@ -76,8 +76,13 @@ def fo_theory(params: Sequence[str], x: str, summary: pd.DataFrame) -> pd.DataFr
         if k_min != k_max:
             continue  # the closed form is for one domain size
         name = config["mechanism.name"]
-        kwargs = dict(n=_plain(config["dataset.n"]), d=_plain(config["dataset.d"]), k=k_min,
-                      strategy=_plain(config.get("mechanism.strategy")) or "split", **oracle_options(name, config))
+        kwargs = dict(
+            n=_plain(config["dataset.n"]),
+            d=_plain(config["dataset.d"]),
+            k=k_min,
+            strategy=_plain(config.get("mechanism.strategy")) or "split",
+            **oracle_options(name, config),
+        )
         values = [expected_mse(name, float(eps), **kwargs) for eps in grid]
         curves.append(pd.DataFrame({**config, x: grid, "metric": "mse_freq", "value": values}))
     if not curves:

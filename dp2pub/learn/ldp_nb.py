@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import split_budget
 from dp2pub.mechanisms.oracle import FrequencyOracle
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float
+from dp2pub.validation import check_choice, check_epsilon, check_float
 
 #: Post-processings that give non-negative frequencies (probabilities need them).
 NB_ESTIMATORS: tuple[str, ...] = ("clip", "norm_sub", "ibu")
@@ -65,10 +65,19 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
     ``reports_per_estimate_`` (users behind each of the d + 1 estimates) and ``budgets_``.
     """
 
-    def __init__(self, *, oracle: str = "grr", epsilon: float = 1.0, estimator: str = "norm_sub",
-                 strategy: str = "split", alpha: float = 1.0, options: Mapping | None = None,
-                 sizes: Sequence[int] | None = None, n_classes: int | None = None,
-                 random_state: np.random.Generator | int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        oracle: str = "grr",
+        epsilon: float = 1.0,
+        estimator: str = "norm_sub",
+        strategy: str = "split",
+        alpha: float = 1.0,
+        options: Mapping | None = None,
+        sizes: Sequence[int] | None = None,
+        n_classes: int | None = None,
+        random_state: np.random.Generator | int | None = None,
+    ) -> None:
         self.oracle = oracle
         self.epsilon = epsilon
         self.estimator = estimator
@@ -102,8 +111,11 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             self.classes_, y = np.unique(y, return_inverse=True)
         else:
             self.classes_, y = np.arange(int(self.n_classes)), y.astype(np.int64)
-        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+        rng = (
+            self.random_state
+            if isinstance(self.random_state, np.random.Generator)
             else np.random.default_rng(self.random_state)
+        )
         n, d = X.shape
         sizes = np.asarray(X.max(axis=0) + 1 if self.sizes is None else self.sizes, dtype=np.int64)
         c = self.classes_.size

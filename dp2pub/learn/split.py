@@ -39,13 +39,15 @@ def split_train_test(data: Dataset, test_size: float, rng: np.random.Generator) 
         raise ConfigError("dataset", data.name, "a dataset with a target (car, adult) to split for learning")
     n_test = int(np.ceil(test_size * data.n))  # scikit-learn's rounding of a fractional test_size
     if n_test < 1 or data.n - n_test < 1:
-        raise ConfigError("test_size", test_size,
-                          f"a fraction that leaves records to train and to test on ({data.name} has {data.n})")
+        raise ConfigError(
+            "test_size", test_size, f"a fraction that leaves records to train and to test on ({data.name} has {data.n})"
+        )
     y = data.column(data.target)
     counts = np.bincount(y.astype(np.int64))
     stratify = y if counts[counts > 0].min() >= 2 else None
-    _, test_rows = train_test_split(np.arange(data.n), test_size=test_size, stratify=stratify,
-                                    random_state=random_state(rng))
+    _, test_rows = train_test_split(
+        np.arange(data.n), test_size=test_size, stratify=stratify, random_state=random_state(rng)
+    )
     is_test = np.zeros(data.n, dtype=bool)
     is_test[test_rows] = True
     return data.rows(~is_test), data.rows(is_test)

@@ -86,8 +86,9 @@ def split_xy(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
     return data.codes[:, features].astype(np.int64), data.codes[:, target].astype(np.int64)
 
 
-def fit_model(model: str, x: np.ndarray, y: np.ndarray, sizes: Sequence[int], random_state: int,
-              alpha: float = 1.0) -> Classifier:
+def fit_model(
+    model: str, x: np.ndarray, y: np.ndarray, sizes: Sequence[int], random_state: int, alpha: float = 1.0
+) -> Classifier:
     """The model ``model`` fitted on ``(x, y)`` (features of domain ``sizes``); a single
     training class is predicted for everyone (scikit-learn refuses to fit one class)."""
     if np.unique(y).size < 2:
@@ -98,8 +99,14 @@ def fit_model(model: str, x: np.ndarray, y: np.ndarray, sizes: Sequence[int], ra
         return estimator.fit(x, y)
 
 
-def table_classifier(model: str, table: Dataset, original: Dataset, random_state: int,
-                     covers: Sequence[np.ndarray] | None = None, alpha: float = 1.0) -> Classifier | None:
+def table_classifier(
+    model: str,
+    table: Dataset,
+    original: Dataset,
+    random_state: int,
+    covers: Sequence[np.ndarray] | None = None,
+    alpha: float = 1.0,
+) -> Classifier | None:
     """Model ``model`` trained on the published ``table`` (maybe on generalized labels, then
     ``covers`` says which original values each published value covers), predicting from
     original codes; None when the target itself was published on other labels (its
@@ -116,8 +123,9 @@ def table_classifier(model: str, table: Dataset, original: Dataset, random_state
     return Recoded(fit_model(model, x, y, sizes, random_state, alpha), tuple(maps[j] for j in features))
 
 
-def classifier_metrics(release: Learnable, train: Dataset, test: Dataset, models: Sequence[str],
-                       rng: np.random.Generator) -> dict[str, float]:
+def classifier_metrics(
+    release: Learnable, train: Dataset, test: Dataset, models: Sequence[str], rng: np.random.Generator
+) -> dict[str, float]:
     """``accuracy_<model>`` (the release's classifier) and ``accuracy_<model>_baseline`` (the
     same model learned from the original ``train``), both on the original held-out ``test``,
     for each model the release can give (``rng`` draws one ``random_state`` per model,

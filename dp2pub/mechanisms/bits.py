@@ -60,7 +60,7 @@ def packed_column_sums(packed: np.ndarray, width: int) -> np.ndarray:
 
     One ``bincount`` of (column, byte value) pairs, then a 256 x 8 table lookup: no unpacking.
     """
-    n, columns = packed.shape
+    _n, columns = packed.shape
     keys = packed.astype(np.int64) + 256 * np.arange(columns, dtype=np.int64)
     histogram = np.bincount(keys.ravel(), minlength=256 * columns).reshape(columns, 256)
     return (histogram @ BYTE_BITS).ravel()[:width]

@@ -21,13 +21,13 @@ import math
 
 import numpy as np
 
+from dp2pub.mechanisms.oracle import FrequencyOracle
+
 #: numpy's ``Generator.random()`` returns ``j / 2^53`` for a uniform integer ``j < 2^53``.
 GRID = 1 << 53
 #: Relative margin by which q is rounded up before it is put on the grid: covers the
 #: few-ulp error of computing ``e^-eps / (1 + (k - 1) e^-eps)`` in floating point.
 MARGIN = 16 * 2.0**-53
-
-from dp2pub.mechanisms.oracle import FrequencyOracle
 
 
 class GRR(FrequencyOracle):

@@ -34,7 +34,7 @@ class OLH(FrequencyOracle):
 
     def __init__(self, *, epsilon: float, k: int) -> None:
         super().__init__(epsilon=epsilon, k=k)
-        self.g = min(int(round(math.exp(min(self.epsilon, math.log(MAX_BUCKETS))))), MAX_BUCKETS) + 1
+        self.g = min(round(math.exp(min(self.epsilon, math.log(MAX_BUCKETS)))), MAX_BUCKETS) + 1
         self.bucket = GRR(epsilon=self.epsilon, k=self.g)
         self.check_informative()
 

@@ -22,6 +22,7 @@ from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
 
+
 class FrequencyOracle(ABC):
     """An epsilon-LDP frequency oracle for one attribute with domain ``0 .. k-1``.
 
@@ -60,9 +61,11 @@ class FrequencyOracle(ABC):
         """
         if not self.p_star > self.q_star:
             raise ConfigError(
-                "epsilon", self.epsilon,
+                "epsilon",
+                self.epsilon,
                 f"a budget per report at which {self.name} on {self.k} values can tell values apart "
-                f"(here its realized channel is uniform, p* = q* = {self.q_star:.6g}): a larger budget")
+                f"(here its realized channel is uniform, p* = q* = {self.q_star:.6g}): a larger budget",
+            )
 
     # ----- client side
     @abstractmethod

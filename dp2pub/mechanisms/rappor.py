@@ -29,8 +29,8 @@ from scipy.optimize import brentq
 from sklearn.linear_model import Lasso
 
 from dp2pub.mechanisms import bits
-from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
+from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_int, check_probability
@@ -221,7 +221,9 @@ class RAPPOR(FrequencyOracle):
         """Per-user unbiased vectors ``pinv(X) (y - p*) / (q* - p*)`` (full-rank X only)."""
         if not self.full_rank:
             raise ValueError("the Bloom design matrix is rank deficient: no linear unbiased estimate")
-        debiased = (self.reported_bits(reports) - self.prob_one_if_zero) / (self.prob_one_if_one - self.prob_one_if_zero)
+        debiased = (self.reported_bits(reports) - self.prob_one_if_zero) / (
+            self.prob_one_if_one - self.prob_one_if_zero
+        )
         return debiased @ self.pinv.T
 
     def estimate(self, reports: np.ndarray, estimator: str = "unbiased") -> np.ndarray:

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.metrics.distances import mse, tvd
 from dp2pub.data.marginals import marginal_counts
+from dp2pub.metrics.distances import mse, tvd
 from dp2pub.metrics.subsets import attribute_subsets
 from dp2pub.publish.release import Release
 from dp2pub.validation import check_int

@@ -8,9 +8,7 @@ import math
 import numpy as np
 
 
-def attribute_subsets(
-    d: int, way: int, max_subsets: int | None, rng: np.random.Generator
-) -> list[tuple[int, ...]]:
+def attribute_subsets(d: int, way: int, max_subsets: int | None, rng: np.random.Generator) -> list[tuple[int, ...]]:
     """All ``way``-subsets of ``d`` attributes, or a seeded sample of ``max_subsets`` of them.
 
     The sample is drawn without replacement from the lexicographic list of combinations, so

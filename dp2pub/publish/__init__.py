@@ -21,6 +21,8 @@ from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.publish.release import Release, TableRelease
 
 __all__ = [
+    "ORACLE_PUBLISHERS",
+    "STRATEGIES",
     "DP2PubPublisher",
     "GRRPublisher",
     "GRRReportsRelease",
@@ -28,7 +30,6 @@ __all__ = [
     "MondrianPublisher",
     "NaiveBayesRelease",
     "OLHPublisher",
-    "ORACLE_PUBLISHERS",
     "OUEPublisher",
     "OraclePublisher",
     "OracleRelease",
@@ -39,7 +40,6 @@ __all__ = [
     "RAPPORPublisher",
     "Release",
     "SUEPublisher",
-    "STRATEGIES",
     "SamaratiPublisher",
     "TableRelease",
 ]

@@ -69,8 +69,12 @@ class DP2PubPublisher(Publisher):
         """PRAM's memory, the structure phase's network and a joint table of at most
         ``max_cells`` cells per cluster (float64, a few per cluster)."""
         d = len(sizes)
-        return (2 * working_bytes(n, sizes) + channel_bytes(sizes) + network_bytes(sizes, min(self.degree, d - 1))
-                + 32 * d * min(self.max_cells, math.prod(int(k) for k in sizes)))
+        return (
+            2 * working_bytes(n, sizes)
+            + channel_bytes(sizes)
+            + network_bytes(sizes, min(self.degree, d - 1))
+            + 32 * d * min(self.max_cells, math.prod(int(k) for k in sizes))
+        )
 
     def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
@@ -90,7 +94,9 @@ class DP2PubPublisher(Publisher):
             in_structure = np.zeros(data.n, dtype=bool)
             in_structure[rng.permutation(data.n)[: max(1, round(self.structure_fraction * data.n))]] = True
             if in_structure.all():
-                raise ConfigError("mechanism.structure_fraction", self.structure_fraction, "a share that leaves release users")
+                raise ConfigError(
+                    "mechanism.structure_fraction", self.structure_fraction, "a share that leaves release users"
+                )
             learners, releasers = data.rows(in_structure), data.rows(~in_structure)
         share1 = split_budget(eps1, data.d)
         reports, oracles = perturb_table(learners, [share1] * data.d, rng)
@@ -123,8 +129,9 @@ class DP2PubPublisher(Publisher):
         names = data.domain.names
         shared = self.split == "budget"  # else disjoint structure and release users
         ledger = [Spend("structure", a, share1, ALL_USERS if shared else "structure") for a in names]
-        ledger += [Spend("release", names[a], float(budgets[a]), ALL_USERS if shared else "release")
-                   for a in range(data.d)]
+        ledger += [
+            Spend("release", names[a], float(budgets[a]), ALL_USERS if shared else "release") for a in range(data.d)
+        ]
         artifacts = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "clusters": [
@@ -132,6 +139,12 @@ class DP2PubPublisher(Publisher):
                 for cluster, w in zip(clusters, weights)
             ],
             "entropies": {a: float(h) for a, h in zip(names, entropies)},
-            "settings": {"split": self.split, "trust": self.trust, "prior": self.prior, "epsilon1": eps1, "epsilon2": eps2},
+            "settings": {
+                "split": self.split,
+                "trust": self.trust,
+                "prior": self.prior,
+                "epsilon1": eps1,
+                "epsilon2": eps2,
+            },
         }
         return Outcome(TableRelease(table), ledger, times, artifacts=artifacts)

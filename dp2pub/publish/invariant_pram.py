@@ -25,13 +25,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.sampling import sample_rows
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
-from dp2pub.data.marginals import joint_codes, marginal_counts
-from dp2pub.data.sampling import sample_rows
 from dp2pub.validation import check_choice
-
 
 PRIORS: tuple[str, ...] = ("inverse", "ibu")
 
@@ -90,7 +89,11 @@ def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng
         table = np.transpose(prior, list(subset) + rest).reshape(
             math.prod(shape[j] for j in subset), math.prod(shape[j] for j in rest)
         )
-        rows = joint_codes(reports[np.ix_(users, subset)], [shape[j] for j in subset]) if subset else np.zeros(users.size, np.int64)
+        rows = (
+            joint_codes(reports[np.ix_(users, subset)], [shape[j] for j in subset])
+            if subset
+            else np.zeros(users.size, np.int64)
+        )
         cols = sample_rows(table, rows, rng)
         out[np.ix_(users, rest)] = np.stack(np.unravel_index(cols, [shape[j] for j in rest]), axis=1)
     return out

@@ -86,7 +86,7 @@ class _KAnonymity(Publisher):
     quasi_identifiers: Sequence[str] | None = None
     #: None: the dataset's target (income for adult, class for car); [] for none.
     sensitive: Sequence[str] | None = None
-    l: int | None = None  # noqa: E741 (the model's name)
+    l: int | None = None
     t: float | None = None
     allow_dependent: Mapping[str, str] | None = None
     drop: Sequence[str] | None = None
@@ -123,8 +123,12 @@ class _KAnonymity(Publisher):
         attributes published unchanged against the data."""
         names = list(data.domain.names)
         sensitive = self.sensitive_names(data)
-        for key, given in (("quasi_identifiers", self.quasi_identifiers or []), ("sensitive", sensitive),
-                           ("drop", self.drop), ("allow_dependent", list(self.allow_dependent))):
+        for key, given in (
+            ("quasi_identifiers", self.quasi_identifiers or []),
+            ("sensitive", sensitive),
+            ("drop", self.drop),
+            ("allow_dependent", list(self.allow_dependent)),
+        ):
             for name in given:
                 if name not in names:
                     raise ConfigError(f"mechanism.{key}", name, f"an attribute of {data.name}: {names}")
@@ -143,12 +147,18 @@ class _KAnonymity(Publisher):
         """No attribute both a QI and sensitive, no sensitive attribute or target dropped,
         and ``k`` at most the number of records."""
         if set(qis) & set(sensitive):
-            raise ConfigError("mechanism.sensitive", sensitive,
-                              f"attributes that are not quasi-identifiers (both: {sorted(set(qis) & set(sensitive))})")
+            raise ConfigError(
+                "mechanism.sensitive",
+                sensitive,
+                f"attributes that are not quasi-identifiers (both: {sorted(set(qis) & set(sensitive))})",
+            )
         kept = {*sensitive, *([data.target] if data.target else [])}
         if kept & set(self.drop):
-            raise ConfigError("mechanism.drop", self.drop,
-                              f"attributes that are neither sensitive nor the target (both: {sorted(kept & set(self.drop))})")
+            raise ConfigError(
+                "mechanism.drop",
+                self.drop,
+                f"attributes that are neither sensitive nor the target (both: {sorted(kept & set(self.drop))})",
+            )
         if self.k > data.n:
             raise ConfigError("mechanism.k", self.k, f"an integer in [1, {data.n}] (the number of records)")
 
@@ -156,13 +166,19 @@ class _KAnonymity(Publisher):
         """l and t need a sensitive attribute, and l at most its distinct values."""
         if (self.l is not None or self.t is not None) and not sensitive:
             key = "mechanism.l" if self.l is not None else "mechanism.t"
-            raise ConfigError(key, self.l if self.l is not None else self.t,
-                              f"null: {data.name} has no sensitive attribute (set mechanism.sensitive)")
+            raise ConfigError(
+                key,
+                self.l if self.l is not None else self.t,
+                f"null: {data.name} has no sensitive attribute (set mechanism.sensitive)",
+            )
         for name in sensitive if self.l is not None else []:
             distinct = int(np.unique(data.column(name)).size)
             if self.l > distinct:
-                raise ConfigError("mechanism.l", self.l,
-                                  f"an integer in [1, {distinct}] (the distinct values of {name} in {data.name})")
+                raise ConfigError(
+                    "mechanism.l",
+                    self.l,
+                    f"an integer in [1, {distinct}] (the distinct values of {name} in {data.name})",
+                )
 
     def _check_dependencies(self, data: Dataset, qi: list[int]) -> None:
         """Refuse an attribute published unchanged that recodes a QI (see the module doc)."""
@@ -173,17 +189,21 @@ class _KAnonymity(Publisher):
             pairs = ", ".join(dep.describe() for dep in found)
             first = found[0].attribute
             raise ConfigError(
-                "mechanism.quasi_identifiers", [names[j] for j in qi],
+                "mechanism.quasi_identifiers",
+                [names[j] for j in qi],
                 f"no published attribute that recodes one of them, but in {data.name} {pairs} (a functional "
                 f"dependency in the data): add {first} to mechanism.quasi_identifiers, list it in mechanism.drop, "
-                f"or list it in mechanism.allow_dependent with the reason")
+                f"or list it in mechanism.allow_dependent with the reason",
+            )
 
     def model(self, data: Dataset) -> PrivacyModel:
         """The privacy model of ``data``'s published classes."""
         sensitive = tuple(
-            SensitiveAttribute.of(name, data.column(name), int(data.domain.sizes[data.domain.index(name)]),
-                                  name in data.domain.ordinal)
-            for name in self.sensitive_names(data))
+            SensitiveAttribute.of(
+                name, data.column(name), int(data.domain.sizes[data.domain.index(name)]), name in data.domain.ordinal
+            )
+            for name in self.sensitive_names(data)
+        )
         return PrivacyModel(self.k, self.l, None if self.t is None else float(self.t), sensitive)
 
     def build(
@@ -219,11 +239,15 @@ class _KAnonymity(Publisher):
             widths[:, i] = members[i].sum(axis=1)[generalized[keep, i]]
         domain = Domain(data.domain.names, tuple(domain_labels))
         published = Dataset(
-            codes[keep].astype(code_dtype(int(domain.sizes.max()))), domain, data.target, data.name,
+            codes[keep].astype(code_dtype(int(domain.sizes.max()))),
+            domain,
+            data.target,
+            data.name,
             None if data.is_test is None else data.is_test[keep],
         )
-        _, inverse, sizes = np.unique(np.ascontiguousarray(published.codes[:, qi]), axis=0,
-                                      return_inverse=True, return_counts=True)
+        _, inverse, sizes = np.unique(
+            np.ascontiguousarray(published.codes[:, qi]), axis=0, return_inverse=True, return_counts=True
+        )
         kept = PrivacyModel(model.k, model.l, model.t, tuple(s.subset(keep) for s in model.sensitive))
         n_suppressed = int(data.n - published.n)
         metrics = {
@@ -234,11 +258,23 @@ class _KAnonymity(Publisher):
             "n_classes": float(len(sizes)),
             **achieved(kept, inverse.ravel(), len(sizes)),
         }
-        artifact = {"k": self.k, "l": self.l, "t": self.t, "quasi_identifiers": [data.domain.names[j] for j in qi],
-                    "sensitive": [s.name for s in model.sensitive], "drop": list(self.drop),
-                    "allow_dependent": dict(self.allow_dependent), **artifact}
-        return Outcome(TableRelease(published, covers=tuple(covers)), [], {"anonymize": elapsed},
-                       metrics, {"generalization": artifact})
+        artifact = {
+            "k": self.k,
+            "l": self.l,
+            "t": self.t,
+            "quasi_identifiers": [data.domain.names[j] for j in qi],
+            "sensitive": [s.name for s in model.sensitive],
+            "drop": list(self.drop),
+            "allow_dependent": dict(self.allow_dependent),
+            **artifact,
+        }
+        return Outcome(
+            TableRelease(published, covers=tuple(covers)),
+            [],
+            {"anonymize": elapsed},
+            metrics,
+            {"generalization": artifact},
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,11 +305,17 @@ class SamaratiPublisher(_KAnonymity):
         result = samarati(data.codes[:, qi].astype(np.int64), hierarchies, self.k, limit, model)
         elapsed = time.perf_counter() - start
         labels = [h.labels[level] for h, level in zip(hierarchies, result.levels)]
-        members = [np.equal.outer(np.arange(len(h.labels[level])), h.maps[level])
-                   for h, level in zip(hierarchies, result.levels)]
-        artifact = {"levels": dict(zip(names, result.levels)), "height": result.height,
-                    "max_height": sum(h.height for h in hierarchies), "nodes_checked": result.nodes_checked,
-                    "max_suppression": self.max_suppression}
+        members = [
+            np.equal.outer(np.arange(len(h.labels[level])), h.maps[level])
+            for h, level in zip(hierarchies, result.levels)
+        ]
+        artifact = {
+            "levels": dict(zip(names, result.levels)),
+            "height": result.height,
+            "max_height": sum(h.height for h in hierarchies),
+            "nodes_checked": result.nodes_checked,
+            "max_suppression": self.max_suppression,
+        }
         return self.build(data, qi, result.generalized, labels, members, result.keep, elapsed, artifact, model)
 
 
@@ -301,8 +343,9 @@ class MondrianPublisher(_KAnonymity):
         generalized = np.empty((data.n, len(qi)), dtype=np.int64)
         labels, members = [], []
         for i, j in enumerate(qi):  # one range per (low, high) pair used by a partition
-            pairs, inverse = np.unique(np.stack([result.low[:, i], result.high[:, i]], axis=1),
-                                       axis=0, return_inverse=True)
+            pairs, inverse = np.unique(
+                np.stack([result.low[:, i], result.high[:, i]], axis=1), axis=0, return_inverse=True
+            )
             generalized[:, i] = inverse.ravel()[result.partition]
             lab = data.domain.labels[j]
             labels.append(tuple(lab[lo] if lo == hi else f"[{lab[lo]}..{lab[hi]}]" for lo, hi in pairs))

@@ -88,8 +88,15 @@ class LDPNBPublisher(Publisher):
 
     def model(self, epsilon: float | None, **data_params: object) -> LDPNaiveBayes:
         """The unfitted model of this publisher at budget ``epsilon``."""
-        return LDPNaiveBayes(oracle=self.oracle, epsilon=epsilon, estimator=self.estimator, strategy=self.strategy,
-                             alpha=self.alpha, options=dict(self.options), **data_params)
+        return LDPNaiveBayes(
+            oracle=self.oracle,
+            epsilon=epsilon,
+            estimator=self.estimator,
+            strategy=self.strategy,
+            alpha=self.alpha,
+            options=dict(self.options),
+            **data_params,
+        )
 
     def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
         """The reports of every (value, class) pair: one oracle report per user and feature
@@ -101,14 +108,20 @@ class LDPNBPublisher(Publisher):
         """Fit the model on the reports of every record of ``data``."""
         target, features = _features(data)
         start = time.perf_counter()
-        model = self.model(epsilon, sizes=[int(k) for k in data.domain.sizes[features]],
-                           n_classes=int(data.domain.sizes[target]), random_state=rng)
+        model = self.model(
+            epsilon,
+            sizes=[int(k) for k in data.domain.sizes[features]],
+            n_classes=int(data.domain.sizes[target]),
+            random_state=rng,
+        )
         model.fit(data.codes[:, features], data.codes[:, target])
         elapsed = time.perf_counter() - start
         names = [data.target] + [data.domain.names[j] for j in features]
         if self.strategy == "split":
-            ledger = [Spend("report", a if a == data.target else f"({a}, {data.target})", e)
-                      for a, e in zip(names, model.budgets_)]
+            ledger = [
+                Spend("report", a if a == data.target else f"({a}, {data.target})", e)
+                for a, e in zip(names, model.budgets_)
+            ]
         else:
             ledger = [Spend("report", "one sampled report", max(model.budgets_))]
         return Outcome(NaiveBayesRelease(model, target), ledger, {"fit": elapsed})

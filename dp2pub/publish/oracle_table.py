@@ -171,8 +171,7 @@ class OraclePublisher(Publisher):
             ledger = [Spend("perturb", a, e) for a, e in zip(data.domain.names, spent)]
         else:
             ledger = [Spend("perturb", "one sampled attribute", max(spent))]
-        return Outcome(self.release(data, oracles, reports), ledger, {"perturb": perturbed},
-                       self.guarantees(oracles))
+        return Outcome(self.release(data, oracles, reports), ledger, {"perturb": perturbed}, self.guarantees(oracles))
 
     def release(self, data: Dataset, oracles: Sequence[FrequencyOracle], reports: Sequence[np.ndarray]) -> Release:
         """The reports' estimates (no table: reports are not values of the domain)."""
@@ -227,8 +226,10 @@ class RAPPORPublisher(OraclePublisher):
 
     def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
         combine = sum if self.strategy == "split" else max
-        return {"epsilon_inf": combine(o.epsilon_inf for o in oracles),  # type: ignore[attr-defined]
-                "epsilon_one": combine(o.epsilon_one for o in oracles)}  # type: ignore[attr-defined]
+        return {
+            "epsilon_inf": combine(o.epsilon_inf for o in oracles),  # type: ignore[attr-defined]
+            "epsilon_one": combine(o.epsilon_one for o in oracles),
+        }  # type: ignore[attr-defined]
 
 
 #: ``mechanism=<name>`` -> its publisher class, for every frequency oracle.
@@ -252,7 +253,10 @@ def oracle_publisher(oracle: str):
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     build.__signature__ = inspect.Signature(
-        [inspect.Parameter("estimator", keyword, default="unbiased"), inspect.Parameter("strategy", keyword, default="split")]
+        [
+            inspect.Parameter("estimator", keyword, default="unbiased"),
+            inspect.Parameter("strategy", keyword, default="split"),
+        ]
         + [p.replace(kind=keyword) for p in own]
     )
     return build

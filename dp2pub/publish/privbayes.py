@@ -65,7 +65,7 @@ def noisy_conditionals(
     sizes, scale = data.domain.sizes, 2 * data.d / (data.n * epsilon2)
     tables = {}
     for child, parents in network.pairs():
-        columns = list(parents) + [child]
+        columns = [*list(parents), child]
         joint = marginal_counts(data.codes[:, columns], sizes[columns]) / data.n
         noisy = joint + rng.laplace(0.0, scale, size=joint.shape)
         rows = noisy.reshape(-1, sizes[child])
@@ -136,5 +136,6 @@ class PrivBayesPublisher(Publisher):
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "settings": {"degree": degree, "beta": self.beta, "theta": self.theta, "model": "central DP"},
         }
-        return Outcome(TableRelease(table), ledger, {"structure": learned - start, "sample": done - learned},
-                       artifacts=artifacts)
+        return Outcome(
+            TableRelease(table), ledger, {"structure": learned - start, "sample": done - learned}, artifacts=artifacts
+        )

@@ -88,4 +88,3 @@ class TableRelease(Release):
 
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
         return table_classifier(model, self.table, original, random_state, self.covers)
-

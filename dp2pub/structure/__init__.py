@@ -5,6 +5,13 @@ Modules: ``information`` (entropy, mutual information), ``bayes_net`` (GreedyBay
 network type is :class:`dp2pub.data.bayes_net.BayesianNetwork`), ``clustering`` (DP2-Pub's Markov-blanket clusters), ``budget`` (CIF / PBC weights).
 """
 
+from dp2pub.structure.bayes_net import (
+    BayesianNetwork,
+    Selector,
+    argmax_select,
+    greedy_bayes,
+    total_mutual_information,
+)
 from dp2pub.structure.information import (
     conditional_entropy,
     entropy,
@@ -12,13 +19,6 @@ from dp2pub.structure.information import (
     entropy_of_distribution,
     mutual_information,
     mutual_information_of_distribution,
-)
-from dp2pub.structure.bayes_net import (
-    BayesianNetwork,
-    Selector,
-    argmax_select,
-    greedy_bayes,
-    total_mutual_information,
 )
 
 __all__ = [

@@ -130,9 +130,7 @@ def _refine(part: _Partition, column: np.ndarray, size: int) -> _Partition:
     keep = kept_groups[group]
     relabel = np.cumsum(kept_groups) - 1
     c = counts[kept_groups].astype(np.float64)
-    return _Partition(
-        part.rows[order[keep]], relabel[group[keep]], int(c.size), float(np.dot(c, np.log(c)))
-    )
+    return _Partition(part.rows[order[keep]], relabel[group[keep]], int(c.size), float(np.dot(c, np.log(c))))
 
 
 def _joint_xlogx(part: _Partition, columns: np.ndarray, xs: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -289,7 +287,7 @@ def greedy_bayes(
         ConfigError: ``degree`` outside [1, d-1], a bad ``root``, or fewer than 2 attributes.
     """
     codes, sizes_arr = _codes_and_sizes(data, sizes)
-    n, d = codes.shape
+    _n, d = codes.shape
     if d < 2:
         raise ConfigError("d", d, "at least 2 attributes to learn a network")
     degree = check_int(degree, "degree", 1, d - 1)
@@ -350,9 +348,9 @@ def _codes_and_sizes(
 
 
 __all__ = [
+    "TIE_TOLERANCE",
     "BayesianNetwork",
     "Selector",
-    "TIE_TOLERANCE",
     "argmax_select",
     "greedy_bayes",
     "total_mutual_information",

@@ -45,8 +45,10 @@ def test_income_balance_matches_the_files_minus_incomplete_rows(adult):
 
 def test_raw_label_counts_match_the_data_readme(uci_dir):
     # NOTICE / docs/datasets.md: adult.data 24720 / 7841, adult.test 12435 / 3846 (with "?" rows)
-    for name, expected in (("adult.data", {"<=50K": 24720, ">50K": 7841}),
-                           ("adult.test", {"<=50K.": 12435, ">50K.": 3846})):
+    for name, expected in (
+        ("adult.data", {"<=50K": 24720, ">50K": 7841}),
+        ("adult.test", {"<=50K.": 12435, ">50K.": 3846}),
+    ):
         fields = read_fields(uci_dir / name, len(FIELDS), numeric=NUMERIC)
         assert fields.frame[14].value_counts().to_dict() == expected
 
@@ -118,8 +120,11 @@ def write(folder: Path, train: str, test: str) -> tuple[Path, Path]:
 def test_quirks_banner_dots_missing_values_and_blank_lines(tmp_path):
     unknown = TRAIN_ROW.replace("State-gov", "?")
     unknown_age = TRAIN_ROW.replace("39,", "?,")
-    train, test = write(tmp_path, TRAIN_ROW + unknown + TRAIN_ROW + unknown_age + "\n",
-                        BANNER + TEST_ROW + TEST_ROW.replace("<=50K.", ">50K.") + "\n")
+    train, test = write(
+        tmp_path,
+        TRAIN_ROW + unknown + TRAIN_ROW + unknown_age + "\n",
+        BANNER + TEST_ROW + TEST_ROW.replace("<=50K.", ">50K.") + "\n",
+    )
     data = parse_adult(train, test)
     assert data.n == 4 and data.is_test.tolist() == [False, False, True, True]
     assert data.to_frame()["income"].tolist() == ["<=50K", "<=50K", "<=50K", ">50K"]
@@ -129,8 +134,7 @@ def test_quirks_banner_dots_missing_values_and_blank_lines(tmp_path):
     "which,text,line,fragment",
     [
         ("train", TRAIN_ROW + TRAIN_ROW.replace(", 77516", ""), 2, "expected 15 fields"),
-        ("test", BANNER + TEST_ROW * 2 + TEST_ROW.replace("Private", "Privat"), 4,
-         "unknown workclass value 'Privat'"),
+        ("test", BANNER + TEST_ROW * 2 + TEST_ROW.replace("Private", "Privat"), 4, "unknown workclass value 'Privat'"),
         ("train", TRAIN_ROW + TRAIN_ROW.replace("39,", "thirty,"), 2, "age value 'thirty' is not an integer"),
         ("train", TRAIN_ROW * 2 + TRAIN_ROW.replace(", 40,", ", -4,"), 3, "hours-per-week value '-4'"),
         ("train", TRAIN_ROW.replace("<=50K", "<=50K."), 1, "unknown income value '<=50K.'"),

@@ -10,9 +10,9 @@ from dp2pub.data.marginals import joint_codes
 def chain() -> BayesianNetwork:
     """0 -> 1 -> 2 with a deterministic last step (2 = 1)."""
     graph = BayesianNetwork([0, 1, 2], {0: (), 1: (0,), 2: (1,)})
-    return graph.with_tables([2, 3, 3], {0: np.array([[0.25, 0.75]]),
-                                         1: np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]),
-                                         2: np.eye(3)})
+    return graph.with_tables(
+        [2, 3, 3], {0: np.array([[0.25, 0.75]]), 1: np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]), 2: np.eye(3)}
+    )
 
 
 def test_parents_by_mapping_or_by_attribute_give_the_same_network():

@@ -8,15 +8,16 @@ from omegaconf import OmegaConf
 from dp2pub.data.files import SHA256
 from dp2pub.job import run_job
 from dp2pub.validation import ConfigError
-from tests.conftest import compose_config, run_cli
-from tests.conftest import runs_in
+from tests.conftest import compose_config, run_cli, runs_in
 
 
 def test_car_run_lands_finished_with_its_sizes(tmp_path, uci_dir, store):
     uri = store
-    done = run_cli(["dataset=car", f"tracking.uri={uri}", "tracking.experiment=dataset-car",
-                    f"paths.outputs={tmp_path / 'out'}"],
-                   cwd=tmp_path, env={"DP2PUB_DATA_DIR": str(uci_dir)})
+    done = run_cli(
+        ["dataset=car", f"tracking.uri={uri}", "tracking.experiment=dataset-car", f"paths.outputs={tmp_path / 'out'}"],
+        cwd=tmp_path,
+        env={"DP2PUB_DATA_DIR": str(uci_dir)},
+    )
     assert done.returncode == 0, done.stderr
     (run,) = runs_in(uri, "dataset-car")
     assert run.info.status == "FINISHED"
@@ -25,8 +26,17 @@ def test_car_run_lands_finished_with_its_sizes(tmp_path, uci_dir, store):
 
 
 def test_a_real_data_run_from_any_directory_reads_the_packaged_copy(tmp_path, store):
-    done = run_cli(["dataset=adult", "mechanism=pram", f"tracking.uri={store}", "tracking.experiment=dataset-packaged",
-                    f"paths.outputs={tmp_path / 'out'}", "metrics.max_subsets=5"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "dataset=adult",
+            "mechanism=pram",
+            f"tracking.uri={store}",
+            "tracking.experiment=dataset-packaged",
+            f"paths.outputs={tmp_path / 'out'}",
+            "metrics.max_subsets=5",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (run,) = runs_in(store, "dataset-packaged")
     assert run.info.status == "FINISHED" and run.data.metrics["n_records"] == 45222
@@ -35,9 +45,16 @@ def test_a_real_data_run_from_any_directory_reads_the_packaged_copy(tmp_path, st
 
 def test_missing_data_directory_fails_naming_it(tmp_path, store):
     uri = store
-    done = run_cli(["dataset=adult", f"tracking.uri={uri}", "tracking.experiment=dataset-nodata",
-                    f"paths.outputs={tmp_path / 'out'}"],
-                   cwd=tmp_path, env={"DP2PUB_DATA_DIR": "/nonexistent"})
+    done = run_cli(
+        [
+            "dataset=adult",
+            f"tracking.uri={uri}",
+            "tracking.experiment=dataset-nodata",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+        env={"DP2PUB_DATA_DIR": "/nonexistent"},
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("dp2pub: error:")]
@@ -48,8 +65,16 @@ def test_missing_data_directory_fails_naming_it(tmp_path, store):
 
 def test_a_wrong_file_in_a_users_directory_fails_the_run_in_one_line(tmp_path, uci_dir, store):
     (tmp_path / "car.data").write_bytes((uci_dir / "car.data").read_bytes()[:-1000])
-    done = run_cli(["dataset=car", f"tracking.uri={store}", "tracking.experiment=dataset-wrong",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path, env={"DP2PUB_DATA_DIR": str(tmp_path)})
+    done = run_cli(
+        [
+            "dataset=car",
+            f"tracking.uri={store}",
+            "tracking.experiment=dataset-wrong",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+        env={"DP2PUB_DATA_DIR": str(tmp_path)},
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("dp2pub: error:")]
     found = hashlib.sha256((tmp_path / "car.data").read_bytes()).hexdigest()
@@ -62,8 +87,9 @@ def plain(overrides):
     return OmegaConf.to_container(compose_config(overrides), resolve=True)
 
 
-@pytest.mark.parametrize("dataset,sizes", [("adult", (45222, 14)), ("car", (1728, 7)), ("nltcs", (21574, 16)),
-                                           ("adult15", (45222, 15))])
+@pytest.mark.parametrize(
+    "dataset,sizes", [("adult", (45222, 14)), ("car", (1728, 7)), ("nltcs", (21574, 16)), ("adult15", (45222, 15))]
+)
 def test_jobs_on_real_data_read_paths_data_dir(dataset, sizes, uci_dir):
     result = run_job(plain([f"dataset={dataset}", f"paths.data_dir={uci_dir}", "metrics.max_subsets=5"]))
     assert (result.metrics["n_records"], result.metrics["n_attributes"]) == sizes

@@ -5,10 +5,15 @@ import gzip
 import numpy as np
 import pytest
 
-from dp2pub.data import DataFileError, DataNotFoundError, Dataset, Domain, load_car
-from dp2pub.data import files
+from dp2pub.data import DataFileError, DataNotFoundError, Dataset, Domain, files, load_car
 from dp2pub.data.files import (
-    PACKAGED_DIR, SHA256, fetch, open_data_files, packaged, sha256_of, user_data_dir,
+    PACKAGED_DIR,
+    SHA256,
+    fetch,
+    open_data_files,
+    packaged,
+    sha256_of,
+    user_data_dir,
 )
 from tests.conftest import ROOT
 
@@ -17,8 +22,7 @@ def test_every_catalogued_file_is_packaged_with_its_original_sum():
     for name, digest in SHA256.items():
         file = packaged(name)  # verifies
         assert file.packaged and file.sha256 == digest and file.path == PACKAGED_DIR / f"{name}.gz"
-    shipped = {str(p.relative_to(PACKAGED_DIR)).removesuffix(".gz")
-               for p in PACKAGED_DIR.rglob("*.gz")}
+    shipped = {str(p.relative_to(PACKAGED_DIR)).removesuffix(".gz") for p in PACKAGED_DIR.rglob("*.gz")}
     assert shipped == set(SHA256)
 
 
@@ -30,8 +34,10 @@ def test_notice_names_every_packaged_file_and_its_license():
             base = base.removesuffix("_int_to_str.json").removesuffix(".json") + ".csv"
         assert base in notice, name
     assert "CC BY 4.0" in notice and "Apache License 2.0" in notice
-    assert "Apache License\n                           Version 2.0" in (
-        PACKAGED_DIR / "privbayes" / "LICENSE-PrivMRF.txt").read_text()
+    assert (
+        "Apache License\n                           Version 2.0"
+        in (PACKAGED_DIR / "privbayes" / "LICENSE-PrivMRF.txt").read_text()
+    )
 
 
 def test_config_then_environment_then_the_packaged_copy(tmp_path, monkeypatch):
@@ -61,8 +67,9 @@ def test_a_users_altered_copy_names_both_sums(tmp_path, uci_dir):
         load_car(tmp_path)
     message = str(caught.value)
     found = sha256_of(tmp_path / "car.data")
-    assert message.startswith(f"{tmp_path / 'car.data'}: SHA-256 {found} differs from the original's "
-                              f"{SHA256['car.data']}")
+    assert message.startswith(
+        f"{tmp_path / 'car.data'}: SHA-256 {found} differs from the original's {SHA256['car.data']}"
+    )
     assert "replace it" in message and "verify_checksum=false" in message and "\n" not in message
 
 

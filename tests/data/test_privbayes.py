@@ -30,8 +30,15 @@ def test_shapes_and_domains_are_those_distributed(table):
 def test_names_labels_and_target():
     adult = load_privbayes("adult")
     assert adult.domain.names == FIELDS and adult.target == "income"
-    assert adult.domain.labels[1] == ("Federal-gov", "Local-gov", "Private", "Self-emp-inc",
-                                      "Self-emp-not-inc", "State-gov", "Without-pay")
+    assert adult.domain.labels[1] == (
+        "Federal-gov",
+        "Local-gov",
+        "Private",
+        "Self-emp-inc",
+        "Self-emp-not-inc",
+        "State-gov",
+        "Without-pay",
+    )
     assert adult.domain.labels[-1] == ("<=50K", ">50K")
     assert np.bincount(adult.column("income")).tolist() == [34014, 11208]
     nltcs = load_privbayes("nltcs")
@@ -49,8 +56,9 @@ def test_a_users_copy_is_read_and_checked(tmp_path, uci_dir):
     (folder / "br2000.csv").write_bytes(b"".join(lines[:101]))
     with pytest.raises(DataFileError) as caught:
         load_privbayes("br2000", tmp_path)
-    assert "br2000.csv: SHA-256 " in str(caught.value) and "100 records up to line 101, the original has 38000" \
-        in str(caught.value)
+    assert "br2000.csv: SHA-256 " in str(caught.value) and "100 records up to line 101, the original has 38000" in str(
+        caught.value
+    )
     assert load_privbayes("br2000", tmp_path, verify_checksum=False).n == 100
 
 
@@ -65,13 +73,16 @@ def write_table(folder, uci_dir, csv: bytes):
 HEADER = b",".join(str(j).encode() for j in range(16)) + b"\n"
 
 
-@pytest.mark.parametrize("body,line,fragment", [
-    (b"0,1,2\n", 1, "expected the header '0,1,2,3,"),
-    (HEADER + b"0,1,2\n", 2, "expected 16 fields separated by ',', found 3"),
-    (b"1,0,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n" + b"0," * 15 + b"0\n", 1, "expected the header"),
-    (HEADER + b"0," * 15 + b"0\n" + b"0," * 15 + b"2\n", 3, "a15 code 2 is outside its domain 0..1"),
-    (HEADER + b"0," * 15 + b"x\n", 2, "a15 value 'x'"),
-])
+@pytest.mark.parametrize(
+    "body,line,fragment",
+    [
+        (b"0,1,2\n", 1, "expected the header '0,1,2,3,"),
+        (HEADER + b"0,1,2\n", 2, "expected 16 fields separated by ',', found 3"),
+        (b"1,0,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n" + b"0," * 15 + b"0\n", 1, "expected the header"),
+        (HEADER + b"0," * 15 + b"0\n" + b"0," * 15 + b"2\n", 3, "a15 code 2 is outside its domain 0..1"),
+        (HEADER + b"0," * 15 + b"x\n", 2, "a15 value 'x'"),
+    ],
+)
 def test_bad_rows_name_the_file_and_line(tmp_path, uci_dir, body, line, fragment):
     path = write_table(tmp_path, uci_dir, body)
     with pytest.raises(DataFileError) as caught:

@@ -17,19 +17,35 @@ VALUES = {
     ("rappor", 1.0): (2.0e-3, 4.0e-3),
     ("rappor", 4.0): (5.0e-4,),
 }
-RAPPOR_PARAMS = {"mechanism.num_bits": "64", "mechanism.num_hashes": "2", "mechanism.hash_seed": "0",
-                 "mechanism.f": "None", "mechanism.p": "None", "mechanism.q": "None",
-                 "mechanism.guarantee": "permanent"}
+RAPPOR_PARAMS = {
+    "mechanism.num_bits": "64",
+    "mechanism.num_hashes": "2",
+    "mechanism.hash_seed": "0",
+    "mechanism.f": "None",
+    "mechanism.p": "None",
+    "mechanism.q": "None",
+    "mechanism.guarantee": "permanent",
+}
 
 
 def job_params(mechanism: str, epsilon: float, seed: int) -> dict[str, str]:
     """The flattened params a fo_variance job logs (as strings)."""
     params = {
-        "epsilon": str(epsilon), "seed": str(seed), "save_published": "False",
-        "mechanism.name": mechanism, "mechanism.estimator": "unbiased", "mechanism.strategy": "split",
-        "dataset.name": "synthetic", "dataset.n": str(N), "dataset.d": str(D), "dataset.k_min": str(K),
-        "dataset.k_max": str(K), "dataset.seed": "None", "metrics.ways": "[1]",
-        "tracking.experiment": "fo_variance", "tracking.uri": "None",
+        "epsilon": str(epsilon),
+        "seed": str(seed),
+        "save_published": "False",
+        "mechanism.name": mechanism,
+        "mechanism.estimator": "unbiased",
+        "mechanism.strategy": "split",
+        "dataset.name": "synthetic",
+        "dataset.n": str(N),
+        "dataset.d": str(D),
+        "dataset.k_min": str(K),
+        "dataset.k_max": str(K),
+        "dataset.seed": "None",
+        "metrics.ways": "[1]",
+        "tracking.experiment": "fo_variance",
+        "tracking.uri": "None",
     }
     return {**params, **(RAPPOR_PARAMS if mechanism == "rappor" else {})}
 
@@ -39,12 +55,22 @@ def theory(mechanism: str, epsilon: float) -> float:
     return ORACLES[mechanism](epsilon=epsilon / D, k=K, **options).expected_mse(N, np.full(K, 1 / K))
 
 
-def log_run(client: mlflow.MlflowClient, experiment_id: str, start: int, params: dict[str, str],
-            metrics: dict[str, float], tags: dict[str, str] | None = None, status: str = "FINISHED") -> str:
+def log_run(
+    client: mlflow.MlflowClient,
+    experiment_id: str,
+    start: int,
+    params: dict[str, str],
+    metrics: dict[str, float],
+    tags: dict[str, str] | None = None,
+    status: str = "FINISHED",
+) -> str:
     run = client.create_run(experiment_id, start_time=start, tags=tags or {})
     run_id = run.info.run_id
-    client.log_batch(run_id, metrics=[Metric(k, v, start, 0) for k, v in metrics.items()],
-                     params=[Param(k, v) for k, v in params.items()])
+    client.log_batch(
+        run_id,
+        metrics=[Metric(k, v, start, 0) for k, v in metrics.items()],
+        params=[Param(k, v) for k, v in params.items()],
+    )
     client.set_terminated(run_id, status=status, end_time=start + 1)
     return run_id
 
@@ -69,9 +95,20 @@ def fake_store(tmp_path_factory) -> dict:
             kept.append(log_run(client, exp, start, job_params(mechanism, epsilon, seed), metrics, child_tags))
     # The same configuration as the first grr run of the sweep, run again later: it replaces it.
     # Where the results went (tracking.*, paths.*) does not make it another configuration.
-    rerun = log_run(client, exp, start + 1000,
-                    {**job_params("grr", 1.0, 0), "tracking.uri": uri, "paths.outputs": "/elsewhere"},
-                    {"mse_freq": 1.0e-3, "mse_theory": theory("grr", 1.0)})
+    rerun = log_run(
+        client,
+        exp,
+        start + 1000,
+        {**job_params("grr", 1.0, 0), "tracking.uri": uri, "paths.outputs": "/elsewhere"},
+        {"mse_freq": 1.0e-3, "mse_theory": theory("grr", 1.0)},
+    )
     failed = log_run(client, exp, start + 2000, job_params("grr", 4.0, 9), {"mse_freq": 5.0}, status="FAILED")
-    return {"uri": uri, "parent": parent, "stale": stale, "rerun": rerun, "failed": failed,
-            "replaced": kept[0], "kept": kept[1:] + [rerun]}
+    return {
+        "uri": uri,
+        "parent": parent,
+        "stale": stale,
+        "rerun": rerun,
+        "failed": failed,
+        "replaced": kept[0],
+        "kept": [*kept[1:], rerun],
+    }

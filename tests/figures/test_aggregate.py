@@ -9,14 +9,16 @@ from dp2pub.figures.aggregate import aggregate
 
 
 def test_mean_and_t_interval_by_hand():
-    table = pd.DataFrame({
-        "run_id": list("abcdef"),
-        "epsilon": [1.0, 1.0, 1.0, 2.0, 2.0, 4.0],
-        "seed": [0, 1, 2, 0, 1, 0],
-        "mechanism.f": [None] * 6,  # an all-missing param must not drop the rows
-        "metric": "mse_freq",
-        "value": [1.0, 2.0, 6.0, 1.0, 3.0, 5.0],
-    })
+    table = pd.DataFrame(
+        {
+            "run_id": list("abcdef"),
+            "epsilon": [1.0, 1.0, 1.0, 2.0, 2.0, 4.0],
+            "seed": [0, 1, 2, 0, 1, 0],
+            "mechanism.f": [None] * 6,  # an all-missing param must not drop the rows
+            "metric": "mse_freq",
+            "value": [1.0, 2.0, 6.0, 1.0, 3.0, 5.0],
+        }
+    )
     summary = aggregate(table).set_index("epsilon")
     assert summary["n"].tolist() == [3, 2, 1]
     assert summary["mean"].tolist() == pytest.approx([3.0, 2.0, 5.0])

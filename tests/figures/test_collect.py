@@ -60,13 +60,15 @@ def test_job_runs_keeps_the_newest_run_per_config_hash_and_falls_back_to_params(
 
     from dp2pub.figures.collect import job_runs
 
-    runs = pd.DataFrame({
-        "run_id": ["a", "b", "c", "d", "e"],
-        "start_time": pd.to_datetime([1, 2, 3, 4, 5], unit="s"),
-        "params.epsilon": ["1.0", "1.0", "2.0", "2.0", "2.0"],
-        "params.tracking.uri": ["x", "y", "x", "x", "y"],
-        "tags.dp2pub.config_hash": ["h1", "h1", "h2", None, None],
-        "tags.dp2pub.sweep": ["child", "child", "child", None, "parent"],
-    })
+    runs = pd.DataFrame(
+        {
+            "run_id": ["a", "b", "c", "d", "e"],
+            "start_time": pd.to_datetime([1, 2, 3, 4, 5], unit="s"),
+            "params.epsilon": ["1.0", "1.0", "2.0", "2.0", "2.0"],
+            "params.tracking.uri": ["x", "y", "x", "x", "y"],
+            "tags.dp2pub.config_hash": ["h1", "h1", "h2", None, None],
+            "tags.dp2pub.sweep": ["child", "child", "child", None, "parent"],
+        }
+    )
     # a, b: one hash -> newest (b); c: its own hash; d: untagged, identified by its params; e: a parent
     assert sorted(job_runs(runs)["run_id"]) == ["b", "c", "d"]

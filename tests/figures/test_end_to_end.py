@@ -14,13 +14,28 @@ FIGURES = Path(sys.executable).parent / "dp2pub-figures"
 
 def test_sweep_then_figures(tmp_path):
     out = tmp_path / "out"
-    done = run_cli(["-m", "experiment=fo_variance", 'hydra.sweeper.params.mechanism="grr,oue"',
-                    'hydra.sweeper.params.epsilon="1,4"', 'hydra.sweeper.params.seed="0,1"',
-                    "dataset.n=2000", f"paths.outputs={out}"], cwd=tmp_path)
+    done = run_cli(
+        [
+            "-m",
+            "experiment=fo_variance",
+            'hydra.sweeper.params.mechanism="grr,oue"',
+            'hydra.sweeper.params.epsilon="1,4"',
+            'hydra.sweeper.params.seed="0,1"',
+            "dataset.n=2000",
+            f"paths.outputs={out}",
+        ],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    drawn = subprocess.run([str(FIGURES), "fo_variance", f"paths.outputs={out}"], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
+    drawn = subprocess.run(
+        [str(FIGURES), "fo_variance", f"paths.outputs={out}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert drawn.returncode == 0, drawn.stderr
     folder = out / "figures"
     names = ["fo_variance_runs.csv", "fo_variance_summary.csv", "fo_variance.png", "fo_variance.pdf"]

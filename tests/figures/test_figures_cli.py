@@ -14,8 +14,17 @@ def built(fake_store, tmp_path_factory):
     for out in (first, second):
         assert main(["fo_variance", f"tracking.uri={fake_store['uri']}", f"figures.dir={out}"]) == 0
     csv = first / "fo_variance_runs.csv"
-    assert main(["fo_variance", f"figures.from_csv={csv}", f"figures.dir={rebuilt}",
-                 "tracking.uri=sqlite:////nonexistent/never/read.db"]) == 0
+    assert (
+        main(
+            [
+                "fo_variance",
+                f"figures.from_csv={csv}",
+                f"figures.dir={rebuilt}",
+                "tracking.uri=sqlite:////nonexistent/never/read.db",
+            ]
+        )
+        == 0
+    )
     return first, second, rebuilt
 
 

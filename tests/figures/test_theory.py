@@ -22,12 +22,17 @@ def test_curve_equals_expected_mse_at_the_sweep_points(fake_store):
         curve = curves[curves["mechanism.name"] == name].set_index("epsilon")["value"]
         assert len(curve) > 50 and curve.index.min() == 1.0 and curve.index.max() == 4.0
         for eps in (1.0, 4.0):
-            assert curve[eps] == pytest.approx(ORACLES[name](epsilon=eps, k=K, **options).expected_mse(N, uniform), rel=1e-12)
+            assert curve[eps] == pytest.approx(
+                ORACLES[name](epsilon=eps, k=K, **options).expected_mse(N, uniform), rel=1e-12
+            )
         assert curve.is_monotonic_decreasing
 
 
 def test_split_and_sample_budgets():
     uniform = np.full(8, 1 / 8)
-    assert expected_mse("oue", 2.0, 1000, 4, 8) == pytest.approx(ORACLES["oue"](epsilon=0.5, k=8).expected_mse(1000, uniform))
+    assert expected_mse("oue", 2.0, 1000, 4, 8) == pytest.approx(
+        ORACLES["oue"](epsilon=0.5, k=8).expected_mse(1000, uniform)
+    )
     assert expected_mse("oue", 2.0, 1000, 4, 8, "sample") == pytest.approx(
-        ORACLES["oue"](epsilon=2.0, k=8).expected_mse(250, uniform))
+        ORACLES["oue"](epsilon=2.0, k=8).expected_mse(250, uniform)
+    )

@@ -40,8 +40,10 @@ def test_every_budget_runs_finitely_or_is_refused_in_one_line(oracle, k):
 
 
 def test_a_budget_too_small_for_any_oracle_is_refused_on_the_command_line(tmp_path):
-    done = run_cli(["epsilon=1e-300", "dataset.n=200", f"tracking.uri=sqlite:///{tmp_path / 'm.db'}",
-                    f"paths.outputs={tmp_path}"], cwd=tmp_path)
+    done = run_cli(
+        ["epsilon=1e-300", "dataset.n=200", f"tracking.uri=sqlite:///{tmp_path / 'm.db'}", f"paths.outputs={tmp_path}"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("dp2pub: error: ") and "is invalid: expected a budget per report at which grr" in line

@@ -33,30 +33,41 @@ REFUSED_WITHIN = 30.0
 CAP = "limits.memory_gib=16"
 
 SIZES = [
-    (["dataset.k_max=1000000000", CAP],
-     "job too large: dataset.n=10000, dataset.d=10, dataset.k_max=1000000000 would need about"),
-    (["dataset.d=1000000", CAP],
-     "would compute 1,000,100 marginals > limits.max_marginals=100,000"),
-    (["dataset.d=1000000", "limits.max_marginals=10000000", CAP],
-     "job too large: dataset.n=10000, dataset.d=1000000, dataset.k_max=10 would need about"),
+    (
+        ["dataset.k_max=1000000000", CAP],
+        "job too large: dataset.n=10000, dataset.d=10, dataset.k_max=1000000000 would need about",
+    ),
+    (["dataset.d=1000000", CAP], "would compute 1,000,100 marginals > limits.max_marginals=100,000"),
+    (
+        ["dataset.d=1000000", "limits.max_marginals=10000000", CAP],
+        "job too large: dataset.n=10000, dataset.d=1000000, dataset.k_max=10 would need about",
+    ),
     (["dataset.n=1000000000000", CAP], "job too large: dataset.n=1000000000000, dataset.d=10"),
     (["mechanism=rappor", "mechanism.num_bits=1000000000", CAP], "(table 104 KiB, rappor "),
-    (["dataset.d=100", "metrics.ways=[5]", "metrics.max_subsets=null", CAP],
-     "metrics.ways=[5] with metrics.max_subsets=null on 100 attributes would compute 75,287,620 marginals"),
+    (
+        ["dataset.d=100", "metrics.ways=[5]", "metrics.max_subsets=null", CAP],
+        "metrics.ways=[5] with metrics.max_subsets=null on 100 attributes would compute 75,287,620 marginals",
+    ),
     (["dataset=synthetic_bn", "dataset.k_max=1000000000", CAP], "job too large: dataset.n=10000"),
-    (["dataset=car", "mechanism=dp2pub", "mechanism.max_cells=1000000000000", "limits.memory_gib=0.001"],
-     "job too large: car (1728 records x 7 attributes) would need about"),
+    (
+        ["dataset=car", "mechanism=dp2pub", "mechanism.max_cells=1000000000000", "limits.memory_gib=0.001"],
+        "job too large: car (1728 records x 7 attributes) would need about",
+    ),
 ]
 TYPES_AND_RANGES = [
     (["metrics.ways=2"], "metrics.ways=2 is invalid: expected a list of integers >= 1, e.g. [1, 2]"),
     (["metrics.ways=[0]"], "metrics.ways=0 is invalid: expected an integer >= 1"),
     (["metrics.ways=[11]"], "metrics.ways=11 is invalid: expected an integer in [1, 10]"),
-    (["dataset=car", "metrics.models=logreg"],
-     "metrics.models='logreg' is invalid: expected a list of logreg, nb, svm, e.g. [logreg]"),
+    (
+        ["dataset=car", "metrics.models=logreg"],
+        "metrics.models='logreg' is invalid: expected a list of logreg, nb, svm, e.g. [logreg]",
+    ),
     (["dataset=car", "metrics.models=[forest]"], "metrics.models='forest' is invalid: expected one of logreg, nb, svm"),
     (["metrics.max_subsets=0"], "metrics.max_subsets=0 is invalid: expected an integer >= 1"),
-    (["mechanism=dp2pub", "dataset.d=1", "metrics.ways=[1]"],
-     "dataset.d=1 is invalid: expected at least 2 attributes for dp2pub's network"),
+    (
+        ["mechanism=dp2pub", "dataset.d=1", "metrics.ways=[1]"],
+        "dataset.d=1 is invalid: expected at least 2 attributes for dp2pub's network",
+    ),
     (["save_published=no"], "save_published='no' is invalid: expected true or false"),
     (["save_published=1"], "save_published=1 is invalid: expected true or false"),
     (["metrics.test_size=1.5"], "metrics.test_size=1.5 is invalid: expected a number in (0, 1)"),
@@ -74,8 +85,10 @@ TYPES_AND_RANGES = [
     (["metrics.foo=1"], "metrics.foo=1 is invalid: expected a key of the config ('metrics.foo' is not one"),
     (["epsilon=[1"], "epsilon=[1 is invalid: expected key=value in Hydra's override grammar"),
     (["epsilon=${nope}"], "epsilon='${nope}' is invalid: expected a value that resolves (Interpolation key 'nope'"),
-    (["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "epsilon=1,2"],
-     "hydra.launcher.n_jobs=0 is invalid: expected an integer >= 1, or < 0 (-1: one job per core)"),
+    (
+        ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "epsilon=1,2"],
+        "hydra.launcher.n_jobs=0 is invalid: expected an integer >= 1, or < 0 (-1: one job per core)",
+    ),
 ]
 
 
@@ -85,8 +98,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def assert_refused(done: subprocess.CompletedProcess, seconds: float, message: str, uri: str | None,
-                   experiment: str = "hostile") -> None:
+def assert_refused(
+    done: subprocess.CompletedProcess, seconds: float, message: str, uri: str | None, experiment: str = "hostile"
+) -> None:
     assert done.returncode == 2, done.stderr[-3000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dp2pub: error: "), done.stderr[-3000:]
@@ -95,20 +109,31 @@ def assert_refused(done: subprocess.CompletedProcess, seconds: float, message: s
     if uri is not None:
         runs = runs_in(uri, experiment)
         assert all(run.info.status == "FAILED" for run in runs)
-        assert all(run.data.tags["error"].endswith(lines[0][len("dp2pub: error: "):]) for run in runs)
+        assert all(run.data.tags["error"].endswith(lines[0][len("dp2pub: error: ") :]) for run in runs)
 
 
 def refuse(overrides: list[str], tmp_path: Path, uri: str | None = None, env: dict | None = None):
     uri = uri or f"sqlite:///{tmp_path / 'mlflow.db'}"
     start = time.monotonic()
     flags = [o for o in overrides if o.startswith("-")]  # the bad value comes last: it wins
-    done = run_cli([*flags, f"tracking.uri={uri}", "tracking.experiment=hostile", f"paths.outputs={tmp_path}",
-                    *[o for o in overrides if o not in flags]], cwd=tmp_path, env=env, capped=True)
+    done = run_cli(
+        [
+            *flags,
+            f"tracking.uri={uri}",
+            "tracking.experiment=hostile",
+            f"paths.outputs={tmp_path}",
+            *[o for o in overrides if o not in flags],
+        ],
+        cwd=tmp_path,
+        env=env,
+        capped=True,
+    )
     return done, time.monotonic() - start
 
 
-@pytest.mark.parametrize("overrides,message", SIZES + TYPES_AND_RANGES,
-                         ids=[" ".join(o) for o, _ in SIZES + TYPES_AND_RANGES])
+@pytest.mark.parametrize(
+    "overrides,message", SIZES + TYPES_AND_RANGES, ids=[" ".join(o) for o, _ in SIZES + TYPES_AND_RANGES]
+)
 def test_a_bad_value_is_refused_in_one_line_within_seconds(overrides, message, tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done, seconds = refuse(overrides, tmp_path, uri)
@@ -121,12 +146,15 @@ def test_an_unreachable_tracking_server_is_refused_at_once(tmp_path):
     assert_refused(done, seconds, f"tracking store {uri} is unreachable (Connection refused)", None)
 
 
-@pytest.mark.parametrize("store,message", [
-    ("DIR", "is a directory; name a database file in it"),
-    ("TEXT", "is not an SQLite database"),
-    ("foo://bar", "tracking store foo://bar has an unknown scheme 'foo'"),
-    ("sqlite:////nonexistent-dir/m.db", "the directory /nonexistent-dir does not exist"),
-])
+@pytest.mark.parametrize(
+    "store,message",
+    [
+        ("DIR", "is a directory; name a database file in it"),
+        ("TEXT", "is not an SQLite database"),
+        ("foo://bar", "tracking store foo://bar has an unknown scheme 'foo'"),
+        ("sqlite:////nonexistent-dir/m.db", "the directory /nonexistent-dir does not exist"),
+    ],
+)
 def test_a_store_that_cannot_be_used_is_refused_in_one_line(store, message, tmp_path):
     if store == "DIR":
         (tmp_path / "db").mkdir()
@@ -138,11 +166,14 @@ def test_a_store_that_cannot_be_used_is_refused_in_one_line(store, message, tmp_
     assert_refused(done, seconds, message, None)
 
 
-@pytest.mark.parametrize("location,message", [
-    ("gs://bucket/path", "artifact location gs://bucket/path cannot be used (ModuleNotFoundError"),
-    ("nosuchscheme://x/y", "artifact location nosuchscheme://x/y cannot be used"),
-    ("FILE", "cannot be written (Not a directory)"),
-])
+@pytest.mark.parametrize(
+    "location,message",
+    [
+        ("gs://bucket/path", "artifact location gs://bucket/path cannot be used (ModuleNotFoundError"),
+        ("nosuchscheme://x/y", "artifact location nosuchscheme://x/y cannot be used"),
+        ("FILE", "cannot be written (Not a directory)"),
+    ],
+)
 def test_an_artifact_location_that_cannot_be_used_is_refused_before_the_job(location, message, tmp_path):
     if location == "FILE":
         (tmp_path / "a-file").write_text("")
@@ -156,20 +187,30 @@ def test_an_artifact_location_that_cannot_be_used_is_refused_before_the_job(loca
 def test_an_empty_tracking_uri_in_the_environment_of_a_cluster_sweep_is_refused(tmp_path):
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "MLFLOW_TRACKING_URI": ""}
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "dp2pub", "-m", "cluster=ray", "epsilon=1,2",
-                           f"paths.outputs={tmp_path}"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          preexec_fn=cap_memory,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "dp2pub", "-m", "cluster=ray", "epsilon=1,2", f"paths.outputs={tmp_path}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap_memory,
+        timeout=120,
+    )
     assert_refused(done, time.monotonic() - start, "tracking.uri='' is invalid: expected a store URI", None)
 
 
 def test_too_few_records_to_split_are_refused_by_name(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "car.data").write_text("vhigh,vhigh,2,2,small,low,unacc\n")
-    done, seconds = refuse(["dataset=car", f"paths.data_dir={tmp_path / 'data'}", "dataset.verify_checksum=false"],
-                           tmp_path)
-    assert_refused(done, seconds, "metrics.test_size=0.3 is invalid: expected a fraction that leaves records to "
-                                  "train and to test on (car has 1)", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    done, seconds = refuse(
+        ["dataset=car", f"paths.data_dir={tmp_path / 'data'}", "dataset.verify_checksum=false"], tmp_path
+    )
+    assert_refused(
+        done,
+        seconds,
+        "metrics.test_size=0.3 is invalid: expected a fraction that leaves records to train and to test on (car has 1)",
+        f"sqlite:///{tmp_path / 'mlflow.db'}",
+    )
 
 
 def without_root_override() -> list[str]:
@@ -181,8 +222,9 @@ def without_root_override() -> list[str]:
     return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
 
 
-@pytest.mark.parametrize("case", ["read-only store directory", "read-only database", "read-only artifact location",
-                                  "unreadable data file"])
+@pytest.mark.parametrize(
+    "case", ["read-only store directory", "read-only database", "read-only artifact location", "unreadable data file"]
+)
 def test_what_cannot_be_written_or_read_is_refused_in_one_line(case, tmp_path):
     work = tmp_path / "work"
     locked = tmp_path / "locked"
@@ -203,8 +245,12 @@ def test_what_cannot_be_written_or_read_is_refused_in_one_line(case, tmp_path):
         overrides, message = ["dataset=car", f"paths.data_dir={work}"], "car.data: cannot be read (Permission denied)"
     os.chmod(locked, 0o555)
     start = time.monotonic()
-    done = run_cli([*overrides, f"tracking.uri={store}", "tracking.experiment=hostile",
-                    f"paths.outputs={work / 'out'}"], cwd=work, capped=True, prefix=tuple(without_root_override()))
+    done = run_cli(
+        [*overrides, f"tracking.uri={store}", "tracking.experiment=hostile", f"paths.outputs={work / 'out'}"],
+        cwd=work,
+        capped=True,
+        prefix=tuple(without_root_override()),
+    )
     assert_refused(done, time.monotonic() - start, message, None)
 
 
@@ -215,16 +261,34 @@ MUST_RUN = [
     (1e308, ["mechanism=sue", "dataset.n=2000"]),
     (1e300, ["mechanism=grr", "dataset.n=2000"]),
     (1e-5, ["mechanism=grr", "dataset.n=2000"]),
-    (0.1, ["dataset=adult", "mechanism=dp2pub", "mechanism.max_cluster_size=6", "mechanism.max_cells=1000000",
-           "metrics.models=[]"]),
+    (
+        0.1,
+        [
+            "dataset=adult",
+            "mechanism=dp2pub",
+            "mechanism.max_cluster_size=6",
+            "mechanism.max_cells=1000000",
+            "metrics.models=[]",
+        ],
+    ),
 ]
 
 
 @pytest.mark.parametrize("epsilon,overrides", MUST_RUN, ids=[f"{' '.join(o)} epsilon={e}" for e, o in MUST_RUN])
 def test_an_unusual_but_valid_input_runs_to_a_finished_run(epsilon, overrides, tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = run_cli([*overrides, f"epsilon={epsilon!r}", f"tracking.uri={uri}", "tracking.experiment=hostile",
-                    f"paths.outputs={tmp_path}", "metrics.max_subsets=5"], cwd=tmp_path, capped=True)
+    done = run_cli(
+        [
+            *overrides,
+            f"epsilon={epsilon!r}",
+            f"tracking.uri={uri}",
+            "tracking.experiment=hostile",
+            f"paths.outputs={tmp_path}",
+            "metrics.max_subsets=5",
+        ],
+        cwd=tmp_path,
+        capped=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = runs_in(uri, "hostile")
     assert run.info.status == "FINISHED"

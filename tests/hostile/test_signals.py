@@ -33,9 +33,22 @@ def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
     env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.Popen([sys.executable, "-m", "dp2pub", *SLOW, f"tracking.uri={uri}",
-                             "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dp2pub",
+            *SLOW,
+            f"tracking.uri={uri}",
+            "tracking.experiment=signals",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_running(uri, "signals", proc)
     started = time.monotonic()
     proc.send_signal(signum)

@@ -24,8 +24,7 @@ OPEN = "import sys; from dp2pub.store import open_store; open_store(sys.argv[1])
 @pytest.mark.parametrize("repeat", range(REPEATS))
 def test_processes_opening_a_new_store_together_all_succeed(tmp_path, repeat):
     uri = f"sqlite:///{tmp_path / 'new.db'}"
-    procs = [subprocess.Popen([sys.executable, "-c", OPEN, uri], stderr=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-c", OPEN, uri], stderr=subprocess.PIPE, text=True) for _ in range(4)]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errors
     open_store(uri).search_experiments()  # and the store is complete
@@ -33,13 +32,27 @@ def test_processes_opening_a_new_store_together_all_succeed(tmp_path, repeat):
 
 def test_runs_and_a_sweep_started_together_on_a_new_store_all_land(tmp_path):
     uri = f"sqlite:///{tmp_path / 'new.db'}"
-    common = ["dataset.n=300", "dataset.d=3", f"tracking.uri={uri}", "tracking.experiment=race",
-              f"paths.outputs={tmp_path / 'out'}"]
+    common = [
+        "dataset.n=300",
+        "dataset.d=3",
+        f"tracking.uri={uri}",
+        "tracking.experiment=race",
+        f"paths.outputs={tmp_path / 'out'}",
+    ]
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
     env.pop("MLFLOW_TRACKING_URI", None)
     commands = [[*common, f"seed={s}"] for s in range(3)] + [["-m", *common, "seed=10,11"]]
-    procs = [subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=tmp_path, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for args in commands]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dp2pub", *args],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in commands
+    ]
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errors
     runs = runs_in(uri, "race")
@@ -61,8 +74,9 @@ def test_a_half_migrated_store_is_refused_in_one_line_with_a_repair_that_works(t
     done = run_cli(["dataset.n=100", f"tracking.uri={uri}", f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"dp2pub: error: tracking store {uri} is half-migrated (leftover migration table(s) "
-                           "_alembic_tmp_runs)")
+    assert line.startswith(
+        f"dp2pub: error: tracking store {uri} is half-migrated (leftover migration table(s) _alembic_tmp_runs)"
+    )
     assert f"sqlite3 {path} 'DROP TABLE _alembic_tmp_runs'" in line and f"mlflow db upgrade {uri}" in line
     with sqlite3.connect(path) as db:  # the repair the line gives
         db.execute("DROP TABLE _alembic_tmp_runs")
@@ -74,8 +88,10 @@ def test_a_half_migrated_store_is_refused_in_one_line_with_a_repair_that_works(t
 def test_a_sweep_on_a_half_migrated_store_stops_in_one_line(tmp_path):
     path = tmp_path / "broken.db"
     half_migrate(path)
-    done = run_cli(["-m", "dataset.n=100", "seed=0,1", f"tracking.uri=sqlite:///{path}",
-                    f"paths.outputs={tmp_path / 'out'}"], cwd=tmp_path)
+    done = run_cli(
+        ["-m", "dataset.n=100", "seed=0,1", f"tracking.uri=sqlite:///{path}", f"paths.outputs={tmp_path / 'out'}"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("dp2pub: error:")]
     assert len(errors) == 1 and "half-migrated" in errors[0] and "Traceback" not in done.stderr

@@ -31,9 +31,26 @@ def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
     env.pop("MLFLOW_TRACKING_URI", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "dp2pub", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *JOB, GRID,
-         f"tracking.uri={uri}", "tracking.experiment=sweeps", f"paths.outputs={tmp_path / 'out'}", *extra],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "dp2pub",
+            "-m",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            *JOB,
+            GRID,
+            f"tracking.uri={uri}",
+            "tracking.experiment=sweeps",
+            f"paths.outputs={tmp_path / 'out'}",
+            *extra,
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def jobs(uri: str) -> list:
@@ -94,7 +111,8 @@ def test_two_identical_sweeps_started_together_run_each_configuration_once(tmp_p
     second = sweep(tmp_path, uri, "tracking.skip_finished=true")
     for proc in (first, second):
         assert proc.wait(timeout=600) == 0, proc.communicate()[1]
-    finished = collections.Counter(float(run.data.params["epsilon"]) for run in jobs(uri)
-                                   if run.info.status == "FINISHED")
+    finished = collections.Counter(
+        float(run.data.params["epsilon"]) for run in jobs(uri) if run.info.status == "FINISHED"
+    )
     assert finished == {e: 1 for e in range(1, 5)}
     assert all(run.info.status == "FINISHED" for run in jobs(uri))  # the losers deleted theirs

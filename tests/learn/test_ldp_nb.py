@@ -38,10 +38,14 @@ def conditional_error(model: LDPNaiveBayes) -> float:
 def test_large_n_and_epsilon_recover_the_true_conditionals(oracle):
     X, y = sample_naive_bayes(100_000, np.random.default_rng(0))
     sizes = [c.shape[0] for c in COND]
-    model = LDPNaiveBayes(oracle=oracle, epsilon=16.0, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)).fit(X, y)
+    model = LDPNaiveBayes(
+        oracle=oracle, epsilon=16.0, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)
+    ).fit(X, y)
     assert conditional_error(model) < 0.03
     assert np.abs(model.prior_ - PRIOR).max() < 0.02
-    noisy = LDPNaiveBayes(oracle=oracle, epsilon=0.5, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)).fit(X, y)
+    noisy = LDPNaiveBayes(
+        oracle=oracle, epsilon=0.5, sizes=sizes, n_classes=2, random_state=np.random.default_rng(1)
+    ).fit(X, y)
     assert conditional_error(noisy) > 2 * conditional_error(model)
 
 
@@ -66,8 +70,12 @@ def test_prediction_is_the_naive_bayes_rule():
     X, y = sample_naive_bayes(3_000, np.random.default_rng(6))
     model = LDPNaiveBayes(epsilon=4.0, n_classes=2, random_state=7).fit(X, y)
     test, _ = sample_naive_bayes(50, np.random.default_rng(8))
-    expected = [np.argmax([model.log_prior_[c] + sum(t[row[j], c] for j, t in enumerate(model.log_conditionals_))
-                           for c in range(2)]) for row in test]
+    expected = [
+        np.argmax(
+            [model.log_prior_[c] + sum(t[row[j], c] for j, t in enumerate(model.log_conditionals_)) for c in range(2)]
+        )
+        for row in test
+    ]
     assert model.predict(test).tolist() == expected
     assert model.decision_function(test).shape == (50, 2)
 
@@ -81,8 +89,18 @@ def test_true_model_classifies_as_the_bayes_rule_at_large_epsilon():
     assert abs(np.mean(model.predict(test) == truth) - np.mean(bayes == truth)) < 0.01
 
 
-@pytest.mark.parametrize("key,value", [("estimator", "unbiased"), ("strategy", "all"), ("alpha", 0), ("alpha", True),
-                                       ("alpha", "0.5"), ("oracle", "rappor"), ("epsilon", 0)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("estimator", "unbiased"),
+        ("strategy", "all"),
+        ("alpha", 0),
+        ("alpha", True),
+        ("alpha", "0.5"),
+        ("oracle", "rappor"),
+        ("epsilon", 0),
+    ],
+)
 def test_bad_parameters_are_refused_by_fit(key, value):
     X, y = sample_naive_bayes(100, np.random.default_rng(0))
     model = LDPNaiveBayes(**{key: value})  # scikit-learn's convention: parameters are checked by fit
@@ -145,9 +163,12 @@ def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline():
     assert high > baseline - 0.05  # the estimator is consistent: no privacy, no loss
 
 
-@pytest.mark.xfail(strict=True, reason="issue 7's criterion is out of reach on car's 1209 training users: split "
-                   "gives eps/7 per report (accuracy ~0.54 at eps=4), and sample's noise-free ceiling is more than "
-                   "5 points below (test below; experiments/nb_car_ceiling.py)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 7's criterion is out of reach on car's 1209 training users: split "
+    "gives eps/7 per report (accuracy ~0.54 at eps=4), and sample's noise-free ceiling is more than "
+    "5 points below (test below; experiments/nb_car_ceiling.py)",
+)
 @pytest.mark.parametrize("strategy", ["split", "sample"])
 def test_ldp_nb_at_epsilon_4_is_within_5_points_of_naive_bayes(strategy):
     acc, baseline = mean_accuracy(4, f"mechanism.strategy={strategy}")

@@ -43,8 +43,9 @@ def test_more_epsilon_gives_better_classifiers():
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_k_anonymous_tables_are_scored_on_recoded_test_records(mechanism):
-    m = car(f"mechanism={mechanism}", "mechanism.quasi_identifiers=null", "mechanism.k=5",
-            "metrics.models=[logreg,nb,svm]").metrics
+    m = car(
+        f"mechanism={mechanism}", "mechanism.quasi_identifiers=null", "mechanism.k=5", "metrics.models=[logreg,nb,svm]"
+    ).metrics
     assert_accuracies(m, ("logreg", "nb", "svm"))
     assert m["accuracy_logreg"] > 0.6
 
@@ -92,7 +93,9 @@ def test_classifier_metrics_on_a_generalized_table():
     original = Domain(("a", "y"), (("0", "1", "2", "3"), ("n", "p")))
     train = Dataset(np.column_stack([x, y]), original, target="y")
     test = Dataset(np.column_stack([x[:100], y[:100]]), original, target="y")
-    published = Dataset(np.column_stack([x // 2, y]), Domain(("a", "y"), (("[0..1]", "[2..3]"), ("n", "p"))), target="y")
+    published = Dataset(
+        np.column_stack([x // 2, y]), Domain(("a", "y"), (("[0..1]", "[2..3]"), ("n", "p"))), target="y"
+    )
     covers = [np.repeat(np.eye(2), 2, axis=1) / 2, np.eye(2)]
     m = classifier_metrics(TableRelease(published, covers=tuple(covers)), train, test, ["nb", "logreg"], rng)
     assert m["accuracy_nb"] == m["accuracy_nb_baseline"] == 1.0 and m["accuracy_logreg"] == 1.0

@@ -17,8 +17,12 @@ def test_plain_division_overspends_and_split_budget_does_not():
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)
-@given(epsilon=st.floats(1e-300, 1e300), parts=st.integers(1, 500),
-       fraction=st.floats(0.01, 0.99), release=st.lists(st.floats(0.01, 1.0), min_size=1, max_size=30))
+@given(
+    epsilon=st.floats(1e-300, 1e300),
+    parts=st.integers(1, 500),
+    fraction=st.floats(0.01, 0.99),
+    release=st.lists(st.floats(0.01, 1.0), min_size=1, max_size=30),
+)
 def test_shares_fitted_after_a_spent_phase_stay_within_the_budget(epsilon, parts, fraction, release):
     """DP2-Pub's two phases: the structure shares are spent first and cannot change; the
     release shares (weights of what is left) are fitted around them."""
@@ -38,8 +42,11 @@ def test_a_spent_phase_over_the_budget_is_refused():
 def test_the_ledger_composes_sequentially_within_and_in_parallel_across_user_groups():
     assert epsilon_spent([]) is None
     assert epsilon_spent([Spend("perturb", "a", 0.25), Spend("perturb", "b", 0.5)]) == 0.75
-    disjoint = [Spend("structure", "a", 1.0, "structure"), Spend("structure", "b", 1.0, "structure"),
-                Spend("release", "a", 1.5, "release")]
+    disjoint = [
+        Spend("structure", "a", 1.0, "structure"),
+        Spend("structure", "b", 1.0, "structure"),
+        Spend("release", "a", 1.5, "release"),
+    ]
     assert epsilon_spent(disjoint) == 2.0  # the structure users spend 2, the release users 1.5
     assert epsilon_spent([*disjoint, Spend("report", "c", 0.5)]) == 2.5  # every user also pays 0.5
     assert epsilon_spent([Spend("perturb", "x", 0.1)] * 3) == math.fsum([0.1] * 3)

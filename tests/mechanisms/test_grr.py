@@ -90,8 +90,10 @@ FREQ = [0.5, 0.25, 0.15, 0.1, 0.0]
 def test_unbiased_estimator_is_unbiased_and_the_raw_histogram_is_not():
     oracle, n, reps = GRR(epsilon=1.0, k=5), 2000, 3000
     estimates, truth = repeated_estimates(oracle, FREQ, n, reps, "unbiased", seed=5)
-    exact_var = (oracle.q * (1 - oracle.q) / (oracle.p - oracle.q) ** 2
-                 + truth * (1 - oracle.p - oracle.q) / (oracle.p - oracle.q)) / n
+    exact_var = (
+        oracle.q * (1 - oracle.q) / (oracle.p - oracle.q) ** 2
+        + truth * (1 - oracle.p - oracle.q) / (oracle.p - oracle.q)
+    ) / n
     stderr = np.sqrt(exact_var / reps)
     assert np.all(np.abs(estimates.mean(axis=0) - truth) <= Z * stderr)
     raw, _ = repeated_estimates(oracle, FREQ, n, reps, "none", seed=5)

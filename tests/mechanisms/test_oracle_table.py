@@ -63,7 +63,8 @@ def test_sample_strategy_spends_epsilon_once_and_estimates_from_each_attributes_
 def test_rappor_logs_both_guarantees_and_spends_the_promised_one():
     data = correlated(500, np.random.default_rng(0))
     outcome = RAPPORPublisher(options={"p": 0.5, "q": 0.75, "guarantee": "one_report"}).publish(
-        data, 2.0, np.random.default_rng(1))
+        data, 2.0, np.random.default_rng(1)
+    )
     assert outcome.epsilon_spent == pytest.approx(outcome.extra_metrics["epsilon_one"])
     assert outcome.epsilon_spent <= 2.0 + 1e-9
     assert outcome.extra_metrics["epsilon_inf"] > outcome.extra_metrics["epsilon_one"]

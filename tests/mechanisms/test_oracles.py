@@ -12,8 +12,7 @@ import pytest
 from scipy.stats import beta
 
 from dp2pub.audit import privacy_loss, satisfies_ldp
-from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE
-from dp2pub.mechanisms import bits
+from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, bits
 from dp2pub.validation import ConfigError
 
 Z = 4.5
@@ -107,8 +106,11 @@ def event_rates(name, oracle, trials, rng):
     if name == "rappor":
         a, b = (set(np.flatnonzero(oracle.design[:, v])) for v in (0, 1))
         ones, zeros = sorted(a - b), sorted(b - a)
-        events = [np.all(oracle.reported_bits(r)[:, ones] == 1, axis=1)
-                  & np.all(oracle.reported_bits(r)[:, zeros] == 0, axis=1) for r in reports]
+        events = [
+            np.all(oracle.reported_bits(r)[:, ones] == 1, axis=1)
+            & np.all(oracle.reported_bits(r)[:, zeros] == 0, axis=1)
+            for r in reports
+        ]
     else:  # report supports 0 but not 1
         events = [(lambda s: (s[:, 0] == 1) & (s[:, 1] == 0))(oracle.support(r)) for r in reports]
     return [int(e.sum()) for e in events]
@@ -220,7 +222,9 @@ def test_variance_matches_the_design_table():
     for epsilon in (0.5, 1.0, 3.0):
         e = math.exp(epsilon)
         assert GRR(epsilon=epsilon, k=k).variance(n) == pytest.approx((e + k - 2) / (e - 1) ** 2 / n)
-        assert SUE(epsilon=epsilon, k=k).variance(n) == pytest.approx(math.exp(epsilon / 2) / (math.exp(epsilon / 2) - 1) ** 2 / n, rel=1e-6)
+        assert SUE(epsilon=epsilon, k=k).variance(n) == pytest.approx(
+            math.exp(epsilon / 2) / (math.exp(epsilon / 2) - 1) ** 2 / n, rel=1e-6
+        )
         assert OUE(epsilon=epsilon, k=k).variance(n) == pytest.approx(4 * e / (e - 1) ** 2 / n, rel=1e-6)
     # OLH meets the table exactly when g = e^eps + 1 is an integer
     epsilon = math.log(3)

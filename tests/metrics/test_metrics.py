@@ -31,9 +31,7 @@ def test_marginal_counts_by_hand():
 
 
 def test_attribute_subsets_all_or_a_seeded_sample():
-    assert attribute_subsets(4, 2, None, np.random.default_rng(0)) == [
-        (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)
-    ]
+    assert attribute_subsets(4, 2, None, np.random.default_rng(0)) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     sample = attribute_subsets(10, 3, 7, np.random.default_rng(1))
     assert len(sample) == 7 == len(set(sample))
     assert all(len(s) == 3 and list(s) == sorted(s) for s in sample)

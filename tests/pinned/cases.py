@@ -11,8 +11,20 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-MECHANISMS = ["grr", "grr_table", "sue", "oue", "olh", "rappor", "pram", "dp2pub", "privbayes",
-              "samarati", "mondrian", "ldp_nb"]
+MECHANISMS = [
+    "grr",
+    "grr_table",
+    "sue",
+    "oue",
+    "olh",
+    "rappor",
+    "pram",
+    "dp2pub",
+    "privbayes",
+    "samarati",
+    "mondrian",
+    "ldp_nb",
+]
 #: (mechanism config, dataset config, epsilon): car and adult have a target, so the classifiers
 #: run too (the k-anonymity defaults name adult's quasi-identifiers).
 CASES = [(name, "adult" if name in ("samarati", "mondrian") else "car", 2.0) for name in MECHANISMS] + [

@@ -28,9 +28,14 @@ def test_every_user_spends_exactly_epsilon(data, split):
 
 @pytest.mark.parametrize(
     "kwargs,key",
-    [({"degree": 0}, "degree=0"), ({"structure_fraction": 0}, "structure_fraction=0"),
-     ({"structure_fraction": 1.0}, "structure_fraction=1.0"), ({"max_cluster_size": 0}, "max_cluster_size=0"),
-     ({"max_cells": 0}, "max_cells=0"), ({"split": "rows"}, "split='rows'")],
+    [
+        ({"degree": 0}, "degree=0"),
+        ({"structure_fraction": 0}, "structure_fraction=0"),
+        ({"structure_fraction": 1.0}, "structure_fraction=1.0"),
+        ({"max_cluster_size": 0}, "max_cluster_size=0"),
+        ({"max_cells": 0}, "max_cells=0"),
+        ({"split": "rows"}, "split='rows'"),
+    ],
 )
 def test_bad_settings_name_the_key(kwargs, key):
     with pytest.raises(ConfigError, match=key):

@@ -19,25 +19,45 @@ from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.registry import build_publisher
 from dp2pub.validation import ConfigError
 
-ADULT_QIS = ["age", "workclass", "education", "education-num", "marital-status", "occupation", "race", "sex",
-             "native-country"]
+ADULT_QIS = [
+    "age",
+    "workclass",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "race",
+    "sex",
+    "native-country",
+]
 KANON_METRICS = ("ncp", "discernibility", "cavg", "suppressed", "n_classes")
 
 
 def toy_hierarchies() -> list[Hierarchy]:
-    a = Hierarchy("a", (np.arange(6), np.array([0, 0, 1, 1, 2, 2]), np.zeros(6, dtype=np.int64)),
-                  (tuple("uvwxyz"), ("uv", "wx", "yz"), ("*",)))
-    b = Hierarchy("b", (np.arange(4), np.array([0, 0, 1, 1]), np.zeros(4, dtype=np.int64)),
-                  (("0", "1", "2", "3"), ("01", "23"), ("*",)))
+    a = Hierarchy(
+        "a",
+        (np.arange(6), np.array([0, 0, 1, 1, 2, 2]), np.zeros(6, dtype=np.int64)),
+        (tuple("uvwxyz"), ("uv", "wx", "yz"), ("*",)),
+    )
+    b = Hierarchy(
+        "b",
+        (np.arange(4), np.array([0, 0, 1, 1]), np.zeros(4, dtype=np.int64)),
+        (("0", "1", "2", "3"), ("01", "23"), ("*",)),
+    )
     c = Hierarchy("c", (np.arange(3), np.zeros(3, dtype=np.int64)), (("p", "q", "r"), ("*",)))
     return [a, b, c]
 
 
 def toy_codes(n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.stack([rng.choice(6, n, p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05]),
-                     rng.choice(4, n, p=[0.5, 0.3, 0.15, 0.05]),
-                     rng.choice(3, n, p=[0.6, 0.3, 0.1])], axis=1)
+    return np.stack(
+        [
+            rng.choice(6, n, p=[0.4, 0.2, 0.15, 0.1, 0.1, 0.05]),
+            rng.choice(4, n, p=[0.5, 0.3, 0.15, 0.05]),
+            rng.choice(3, n, p=[0.6, 0.3, 0.1]),
+        ],
+        axis=1,
+    )
 
 
 def brute_force(codes, hierarchies, k, max_suppression):
@@ -98,7 +118,9 @@ def assert_k_anonymous(outcome, qis, k):
 @pytest.mark.parametrize("k", [1, 2, 5, 20, 60])
 def test_samarati_publishes_k_anonymous_tables(toy_files, k):
     data = toy_dataset()
-    outcome = SamaratiPublisher(k=k, quasi_identifiers=["a", "b", "c"], sensitive=["s"], max_suppression=5).publish(data)
+    outcome = SamaratiPublisher(k=k, quasi_identifiers=["a", "b", "c"], sensitive=["s"], max_suppression=5).publish(
+        data
+    )
     assert_k_anonymous(outcome, ["a", "b", "c"], k)
     assert outcome.published.n == data.n - outcome.extra_metrics["suppressed"] >= data.n - 5
     # the sensitive column is published unchanged for the kept records
@@ -188,9 +210,13 @@ def test_bad_input_is_named(toy_files):
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
-    cfg = {"epsilon": "not a number", "seed": 0, "metrics": {"ways": [1, 2]},
-           "dataset": {"name": "synthetic", "n": 500, "d": 4, "k_min": 2, "k_max": 4},
-           "mechanism": {"name": mechanism, "k": 5, "quasi_identifiers": None}}
+    cfg = {
+        "epsilon": "not a number",
+        "seed": 0,
+        "metrics": {"ways": [1, 2]},
+        "dataset": {"name": "synthetic", "n": 500, "d": 4, "k_min": 2, "k_max": 4},
+        "mechanism": {"name": mechanism, "k": 5, "quasi_identifiers": None},
+    }
     result = run_job(cfg)
     assert "epsilon_spent" not in result.metrics
     assert result.ledger.empty
@@ -200,9 +226,12 @@ def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_adult_end_to_end_is_10_anonymous(mechanism):
-    cfg = {"seed": 0, "metrics": {"ways": [1, 2], "max_subsets": 20},
-           "dataset": {"name": "adult"},
-           "mechanism": {"name": mechanism, "k": 10, "quasi_identifiers": ADULT_QIS, "sensitive": ["income"]}}
+    cfg = {
+        "seed": 0,
+        "metrics": {"ways": [1, 2], "max_subsets": 20},
+        "dataset": {"name": "adult"},
+        "mechanism": {"name": mechanism, "k": 10, "quasi_identifiers": ADULT_QIS, "sensitive": ["income"]},
+    }
     if mechanism == "samarati":
         cfg["mechanism"]["max_suppression"] = 452
     result = run_job(cfg)
@@ -211,5 +240,7 @@ def test_adult_end_to_end_is_10_anonymous(mechanism):
     for name in KANON_METRICS:
         assert name in result.metrics
     assert 0 < result.metrics["ncp"] < 100 and result.metrics["suppressed"] <= 452 * (mechanism == "samarati")
-    print(f"{mechanism} k=10 on adult: anonymize {result.metrics['time_anonymize_s']:.2f} s, "
-          f"ncp {result.metrics['ncp']:.2f} %, {result.artifacts['generalization']}")
+    print(
+        f"{mechanism} k=10 on adult: anonymize {result.metrics['time_anonymize_s']:.2f} s, "
+        f"ncp {result.metrics['ncp']:.2f} %, {result.artifacts['generalization']}"
+    )

@@ -17,7 +17,7 @@ from dp2pub.job import run_job
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.validation import ConfigError
 from tests.learn.conftest import plain
-from tests.publish.test_kanonymity import toy_codes, toy_files, toy_hierarchies  # noqa: F401 (a fixture)
+from tests.publish.test_kanonymity import toy_codes, toy_hierarchies
 
 
 def test_emd_reproduces_the_papers_examples():
@@ -33,8 +33,9 @@ def test_emd_reproduces_the_papers_examples():
     assert emd(np.zeros((1, 9)), q, ordered=True)[0] == 0  # an empty class
 
 
-def independent_check(frame: pd.DataFrame, qis: list[str], sensitive: str, whole: pd.Series,
-                      ordered: bool) -> tuple[int, int, float]:
+def independent_check(
+    frame: pd.DataFrame, qis: list[str], sensitive: str, whole: pd.Series, ordered: bool
+) -> tuple[int, int, float]:
     """k, distinct l and t of a published table, by a pandas group-by: the definitions
     written out again, without dp2pub's code. ``whole``: the sensitive column of the input."""
     groups = frame.groupby(qis, observed=True)[sensitive]
@@ -52,8 +53,11 @@ def independent_check(frame: pd.DataFrame, qis: list[str], sensitive: str, whole
 def toy_table(n: int, seed: int) -> Dataset:
     codes = toy_codes(n, seed)
     sensitive = np.random.default_rng(seed + 100).choice(4, n, p=[0.4, 0.3, 0.2, 0.1])
-    domain = Domain(("a", "b", "c", "s"), (tuple("uvwxyz"), ("0", "1", "2", "3"), ("p", "q", "r"),
-                                           ("s0", "s1", "s2", "s3")), ordinal=("s",))
+    domain = Domain(
+        ("a", "b", "c", "s"),
+        (tuple("uvwxyz"), ("0", "1", "2", "3"), ("p", "q", "r"), ("s0", "s1", "s2", "s3")),
+        ordinal=("s",),
+    )
     return Dataset(np.column_stack([codes, sensitive]), domain, name="toy")
 
 
@@ -90,7 +94,8 @@ def test_l_moves_the_minimal_height_in_those_cases():
         codes, hierarchies = toy_codes(120, seed), toy_hierarchies()
         sensitive = np.random.default_rng(seed).choice(4, 120, p=[0.4, 0.3, 0.2, 0.1])
         moved += samarati(codes, hierarchies, k, max_suppression).height != brute_force_minimal_height(
-            codes, sensitive, hierarchies, k, l, max_suppression)
+            codes, sensitive, hierarchies, k, l, max_suppression
+        )
     assert moved >= 3
 
 
@@ -102,8 +107,11 @@ CASES = [(2, None, None), (3, 2, None), (3, None, 0.3), (4, 3, 0.2)]
 def test_every_published_toy_class_meets_k_l_and_t(publisher, k, l, t, toy_files):
     data = toy_table(300, 7)
     common = dict(k=k, l=l, t=t, quasi_identifiers=["a", "b", "c"], sensitive=["s"])
-    pub = (SamaratiPublisher(max_suppression=20, **common) if publisher == "samarati"
-           else MondrianPublisher(mode=publisher.split("-")[1], **common))
+    pub = (
+        SamaratiPublisher(max_suppression=20, **common)
+        if publisher == "samarati"
+        else MondrianPublisher(mode=publisher.split("-")[1], **common)
+    )
     outcome = pub.publish(data)
     frame = outcome.published.to_frame()
     whole = data.to_frame()["s"]
@@ -120,8 +128,9 @@ def test_relaxed_ties_are_split_between_records_similar_on_the_other_qis():
 
 
 def adult_run(mechanism: str, *overrides: str):
-    return run_job(plain(["dataset=adult", f"mechanism={mechanism}", "metrics.models=[]",
-                          "metrics.max_subsets=5", *overrides]))
+    return run_job(
+        plain(["dataset=adult", f"mechanism={mechanism}", "metrics.models=[]", "metrics.max_subsets=5", *overrides])
+    )
 
 
 ADULT_MODELS = [([], 10, None, None), (["mechanism.l=2"], 10, 2, None), (["mechanism.t=0.2"], 10, None, 0.2)]
@@ -143,8 +152,19 @@ def test_adult_tables_meet_k_l_t_over_every_qi_including_education_num(mechanism
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_car_tables_meet_k_l_t(mechanism):
-    result = run_job(plain(["dataset=car", f"mechanism={mechanism}", "mechanism.quasi_identifiers=null",
-                            "mechanism.k=5", "mechanism.l=2", "mechanism.t=0.3", "metrics.models=[]"]))
+    result = run_job(
+        plain(
+            [
+                "dataset=car",
+                f"mechanism={mechanism}",
+                "mechanism.quasi_identifiers=null",
+                "mechanism.k=5",
+                "mechanism.l=2",
+                "mechanism.t=0.3",
+                "metrics.models=[]",
+            ]
+        )
+    )
     data = load_car()
     qis = [a for a in data.domain.names if a != "class"]
     found = independent_check(result.published.to_frame(), qis, "class", data.to_frame()["class"], ordered=True)
@@ -166,8 +186,11 @@ def test_drop_publishes_a_star_and_allow_dependent_needs_a_reason():
     old_defaults = "[age,workclass,education,marital-status,occupation,race,sex,native-country]"
     dropped = adult_run("mondrian", f"mechanism.quasi_identifiers={old_defaults}", "mechanism.drop=[education-num]")
     assert dropped.published.domain.labels[dropped.published.domain.index("education-num")] == ("*",)
-    allowed = adult_run("mondrian", f"mechanism.quasi_identifiers={old_defaults}",
-                        "+mechanism.allow_dependent.education-num='a test of the override'")
+    allowed = adult_run(
+        "mondrian",
+        f"mechanism.quasi_identifiers={old_defaults}",
+        "+mechanism.allow_dependent.education-num='a test of the override'",
+    )
     assert allowed.artifacts["generalization"]["allow_dependent"] == {"education-num": "a test of the override"}
     with pytest.raises(ConfigError, match=r"allow_dependent.education-num='' is invalid: expected a non-empty reason"):
         MondrianPublisher(allow_dependent={"education-num": ""})
@@ -177,19 +200,24 @@ def test_dependencies_in_each_direction_and_constants_ignored():
     rng = np.random.default_rng(0)
     q = rng.integers(0, 6, 500)
     codes = np.column_stack([q, q // 2, (q * 5) % 6, np.zeros(500, int), rng.integers(0, 3, 500)])
-    domain = Domain(("q", "coarse", "bijection", "constant", "noise"),
-                    tuple(tuple(str(v) for v in range(k)) for k in (6, 3, 6, 1, 3)))
+    domain = Domain(
+        ("q", "coarse", "bijection", "constant", "noise"),
+        tuple(tuple(str(v) for v in range(k)) for k in (6, 3, 6, 1, 3)),
+    )
     found = {d.attribute: d.describe() for d in dependencies(Dataset(codes, domain), [0], [1, 2, 3, 4])}
     assert found == {"coarse": "coarse <- q", "bijection": "bijection <-> q"}
 
 
-@pytest.mark.parametrize("kwargs,fragment", [
-    ({"t": 0}, "t=0 is invalid: expected a number in (0, 1] or null"),
-    ({"t": 1.5}, "t=1.5 is invalid"),
-    ({"t": "x"}, "t='x' is invalid"),
-    ({"l": 0}, "l=0 is invalid: expected an integer >= 1"),
-    ({"quasi_identifiers": ["a"], "drop": ["a"]}, "drop=['a'] is invalid: expected attributes that are not"),
-])
+@pytest.mark.parametrize(
+    "kwargs,fragment",
+    [
+        ({"t": 0}, "t=0 is invalid: expected a number in (0, 1] or null"),
+        ({"t": 1.5}, "t=1.5 is invalid"),
+        ({"t": "x"}, "t='x' is invalid"),
+        ({"l": 0}, "l=0 is invalid: expected an integer >= 1"),
+        ({"quasi_identifiers": ["a"], "drop": ["a"]}, "drop=['a'] is invalid: expected attributes that are not"),
+    ],
+)
 def test_bad_model_parameters_are_refused(kwargs, fragment):
     with pytest.raises(ConfigError) as caught:
         MondrianPublisher(**kwargs)
@@ -197,12 +225,18 @@ def test_bad_model_parameters_are_refused(kwargs, fragment):
 
 
 def test_the_target_cannot_be_dropped():
-    with pytest.raises(ConfigError, match=r"mechanism.drop=\['income'\] is invalid: expected attributes that are "
-                                          r"neither sensitive nor the target \(both: \['income'\]\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"mechanism.drop=\['income'\] is invalid: expected attributes that are "
+        r"neither sensitive nor the target \(both: \['income'\]\)",
+    ):
         adult_run("mondrian", "mechanism.drop=[income]")
 
 
 def test_l_above_the_distinct_sensitive_values_is_refused():
-    with pytest.raises(ConfigError, match=r"mechanism.l=3 is invalid: expected an integer in \[1, 2\] "
-                                          r"\(the distinct values of income in adult\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"mechanism.l=3 is invalid: expected an integer in \[1, 2\] "
+        r"\(the distinct values of income in adult\)",
+    ):
         adult_run("mondrian", "mechanism.l=3")

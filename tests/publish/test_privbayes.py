@@ -54,9 +54,16 @@ def test_budget_is_epsilon_and_large_budgets_reproduce_the_table(data):
     assert worse["tvd_2way"] > metrics["tvd_2way"] + 0.05  # the noise is real
 
 
-@pytest.mark.parametrize("kwargs,key", [({"beta": 0}, "beta=0"), ({"beta": 1}, "beta=1"),
-                                        ({"theta": 0}, "theta=0"), ({"degree": 0}, "degree=0"),
-                                        ({"degree": None}, "degree=None")])
+@pytest.mark.parametrize(
+    "kwargs,key",
+    [
+        ({"beta": 0}, "beta=0"),
+        ({"beta": 1}, "beta=1"),
+        ({"theta": 0}, "theta=0"),
+        ({"degree": 0}, "degree=0"),
+        ({"degree": None}, "degree=None"),
+    ],
+)
 def test_bad_settings_name_the_key(kwargs, key):
     with pytest.raises(ConfigError, match=key):
         PrivBayesPublisher(**kwargs)

@@ -143,9 +143,7 @@ def test_network_validation_and_from_pairs():
 def test_total_mutual_information_sums_the_families():
     codes = planted_chain(np.random.default_rng(8), 2000)
     net = greedy_bayes(codes, 2, root=0)
-    expected = sum(
-        mutual_information(codes[:, x], 6, codes[:, list(ps)], [6] * len(ps)) for x, ps in net.pairs() if ps
-    )
+    expected = sum(mutual_information(codes[:, x], 6, codes[:, list(ps)], [6] * len(ps)) for x, ps in net.pairs() if ps)
     assert total_mutual_information(net, codes) == pytest.approx(expected)
 
 
