@@ -1,4 +1,4 @@
-"""Why DP2-Pub does not beat per-attribute PRAM on synthetic_bn (issue 5's question).
+"""Why DP2-Pub does not beat per-attribute PRAM on synthetic_bn.
 
 Runs, without MLflow, mean over seeds of tvd_1way / tvd_2way at one epsilon for:
 

@@ -1,4 +1,4 @@
-"""Issue 9's list of bad command lines: each exits with status 2 and one line naming the key
+"""Bad command lines: each exits with status 2 and one line naming the key
 and the bad value, and leaves no MLflow run RUNNING (config errors found before the run
 starts leave no run at all; the others leave it FAILED with the message)."""
 

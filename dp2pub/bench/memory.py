@@ -4,7 +4,7 @@ Each case runs :func:`dp2pub.job.run_job` (data generation, perturbation, estima
 marginal metrics) in a fresh Python process, which reports its own peak resident set size
 when the job is done (Linux: ``VmHWM`` of ``/proc/self/status``, since ``ru_maxrss`` keeps
 the launching process's peak across fork and exec; elsewhere ``ru_maxrss``); the peak of a
-process that only imports dp2pub is measured the same way, as the reference. The target (issue 9) is a peak
+process that only imports dp2pub is measured the same way, as the reference. The target is a peak
 under 2 GiB for GRR. Results are printed and written to ``outputs/bench/memory.json``.
 """
 

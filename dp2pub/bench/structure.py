@@ -1,4 +1,4 @@
-"""Structure learning: dp2pub's GreedyBayes against DataSynthesizer's, on the seeds' tables.
+"""Structure learning: dp2pub's GreedyBayes against DataSynthesizer's, on the uniform and Bayesian-network tables.
 
 dp2pub's learner (:func:`dp2pub.structure.bayes_net.greedy_bayes`, PrivBayes Algorithm 4, Zhang et al.
 SIGMOD 2014) is timed on uniform synthetic tables (``make_synthetic``: n records, d

@@ -1,7 +1,7 @@
-"""The seed documents' synthetic generator: independent, uniformly distributed attributes.
+"""The uniform synthetic generator: independent, uniformly distributed attributes.
 
 On this data every marginal is uniform, and GRR maps uniform to uniform, so no marginal
-metric can depend on epsilon; it is kept to reproduce the seed tables (DESIGN section 6).
+metric can depend on epsilon; it is kept to reproduce the raw-histogram tables of the ``seed_tables`` study.
 """
 
 from __future__ import annotations

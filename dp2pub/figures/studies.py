@@ -100,7 +100,7 @@ class StudySpec:
         return self.param_labels.get(param, param.rsplit(".", 1)[-1])
 
 
-#: Axis labels of the metrics (DESIGN section 4), shared by every study.
+#: Axis labels of the metrics (docs/design.md, section 8), shared by every study.
 Y_LABELS = _frozen(
     {
         "tvd_1way": "1-way TVD (mean over attributes)",

@@ -9,7 +9,7 @@ differential privacy; it trades the estimator's unbiasedness for consistency.
   with consistency", NDSS 2020): subtract one common delta and clip at zero so that the result
   sums to one, which is the Euclidean projection onto the probability simplex.
 
-``none`` (the raw report histogram, as the seed documents published it) and ``ibu``
+``none`` (the raw report histogram, biased towards uniform) and ``ibu``
 (iterative Bayesian update, :mod:`dp2pub.mechanisms.ibu`) are not post-processings of the
 unbiased estimate; each oracle handles them itself.
 """

@@ -1,6 +1,6 @@
 """Distances between an original and a published (or estimated) distribution.
 
-Definitions are the contract of DESIGN section 4.
+Definitions are the metric contract of docs/design.md (section 8).
 """
 
 from __future__ import annotations
@@ -15,5 +15,5 @@ def tvd(p: np.ndarray, q: np.ndarray) -> float:
 
 def mse(p: np.ndarray, q: np.ndarray) -> float:
     """Mean over cells of ``(p(v) - q(v))^2``; on frequencies this is ``mse_freq`` of one
-    attribute, on counts the seed documents' count-scale ``mse_count``."""
+    attribute, on counts the count-scale ``mse_count``."""
     return float(np.mean((np.asarray(p, float) - np.asarray(q, float)) ** 2))

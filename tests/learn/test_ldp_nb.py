@@ -165,7 +165,7 @@ def test_ldp_nb_on_car_improves_with_epsilon_and_reaches_the_baseline():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 7's criterion is out of reach on car's 1209 training users: split "
+    reason="the within-5-points criterion is out of reach on car's 1209 training users: split "
     "gives eps/7 per report (accuracy ~0.54 at eps=4), and sample's noise-free ceiling is more than "
     "5 points below (test below; experiments/nb_car_ceiling.py)",
 )

@@ -108,7 +108,7 @@ def test_empirical_mse_matches_the_closed_form():
     # the mean of reps squared near-normal errors has relative sd <= sqrt(2 / reps)
     tolerance = Z * math.sqrt(2 / reps)
     assert abs(empirical / theory - 1) <= tolerance
-    # power: the f -> 0 approximation of the DESIGN table is distinguishable here
+    # power: the f -> 0 approximation (variance()) is distinguishable here
     assert abs(oracle.variance(n) / theory - 1) > tolerance
 
 

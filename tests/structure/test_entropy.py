@@ -87,7 +87,7 @@ def test_entropy_of_distribution_is_the_full_sum():
     for k in (1, 2, 5, 100):
         assert entropy_of_distribution(np.full(k, 1 / k)) == pytest.approx(math.log(k))
     values = [entropy_of_distribution(np.ones(k)) for k in range(1, 30)]
-    assert all(b > a for a, b in itertools.pairwise(values))  # the seeds' one-term "entropy" fell
+    assert all(b > a for a, b in itertools.pairwise(values))  # a one-term "entropy" would fall
     assert entropy_of_distribution([0.5, 0.5, 0.0]) == pytest.approx(LOG2)  # zeros add nothing
     assert entropy_of_distribution([3, 1]) == pytest.approx(entropy_of_distribution([0.75, 0.25]))
     table = np.array([[0.1, 0.2], [0.3, 0.4]])

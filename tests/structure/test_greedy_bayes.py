@@ -22,7 +22,7 @@ gb = importlib.import_module("dp2pub.structure.bayes_net")
 
 
 def brute_force_greedy(codes: np.ndarray, degree: int, root: int) -> BayesianNetwork:
-    """The seeds' way: sklearn's mutual_info_score on every candidate (X, Pi) of every step,
+    """The naive way: sklearn's mutual_info_score on every candidate (X, Pi) of every step,
     candidates in the documented order (X ascending, then Pi lexicographically), first of
     the maxima (within 1e-10) wins."""
     d = codes.shape[1]
