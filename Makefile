@@ -1,5 +1,7 @@
 # make run   - set up .venv and run the default experiment (GRR on synthetic data, epsilon=1)
 # make test  - set up .venv and run the whole test suite
+# make test-fast - the suite without the end-to-end tests (marker slow): the inner loop
+# make lint  - ruff (lint and format check) and mypy on dp2pub
 # make lock  - refresh requirements.lock (exact versions and hashes) from pyproject.toml's ranges
 # make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
@@ -14,7 +16,7 @@ STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
 STUDIES := seed_tables fo_variance dp2pub_adult nb_car kanon_adult
 
-.PHONY: run test ui bench gallery venv lock clean
+.PHONY: run test test-fast lint ui bench gallery venv lock clean
 
 venv: $(STAMP)
 
@@ -41,6 +43,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check dp2pub tests experiments
+	$(BIN)/ruff format --check dp2pub tests experiments
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'

@@ -35,6 +35,7 @@ def resolve(cfg: DictConfig) -> dict:
         raw: object = OmegaConf.to_container(cfg, resolve=False)
         for part in key.split("."):
             raw = raw.get(part) if isinstance(raw, dict) else None
+        assert error.msg is not None  # OmegaConf sets the message of every error it raises
         detail = error.msg.splitlines()[0].split("while resolving interpolation: ")[-1].strip("\"'")
         raise ConfigError(key, raw, f"a value that resolves ({detail}); set {key}=... on the command line") from None
     assert isinstance(plain, dict)

@@ -16,6 +16,8 @@ import math
 import os
 from collections.abc import Sequence
 
+import numpy as np
+
 from dp2pub.data.dataset import table_bytes
 from dp2pub.publish.base import Publisher
 from dp2pub.settings import LimitSettings, MetricSettings
@@ -71,7 +73,7 @@ def marginal_count(d: int, metrics: MetricSettings) -> int:
     return count
 
 
-def marginal_bytes(sizes: Sequence[int], metrics: MetricSettings) -> int:
+def marginal_bytes(sizes: Sequence[int] | np.ndarray, metrics: MetricSettings) -> int:
     """The memory of the largest marginal the metrics may compare: the true and the
     estimated joint table over the largest domains, float64, and their flat codes."""
     way = min(max(metrics.ways, default=1), len(sizes))
@@ -80,7 +82,12 @@ def marginal_bytes(sizes: Sequence[int], metrics: MetricSettings) -> int:
 
 
 def check_job_size(
-    publisher: Publisher, n: int, sizes: Sequence[int], metrics: MetricSettings, limits: LimitSettings, what: str
+    publisher: Publisher,
+    n: int,
+    sizes: Sequence[int] | np.ndarray,
+    metrics: MetricSettings,
+    limits: LimitSettings,
+    what: str,
 ) -> int:
     """Refuse, with :class:`TooLarge`, a job over ``n`` records and domains ``sizes`` that
     needs more memory or marginals than ``limits`` allow; returns the estimated bytes.

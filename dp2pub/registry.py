@@ -61,6 +61,7 @@ def _build(group: str, registry: Mapping[str, Callable[..., Any]], cfg: Mapping,
     name = cfg.get("name")
     if name not in registry:
         raise ConfigError(f"{group}.name", name, "one of " + ", ".join(sorted(registry)))
+    assert isinstance(name, str)  # equal to a key of the registry
     builder = registry[name]
     params = {k: v for k, v in cfg.items() if k not in RESERVED}
     signature = set(inspect.signature(builder).parameters)

@@ -21,7 +21,9 @@ def phase_rng(seed: int, phase: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(key,)))
 
 
-def seed_entropy(seed: int) -> int:
+def seed_entropy(seed: object) -> int:
     """The entropy of the job's root ``SeedSequence`` (logged with every run), from which
-    every phase stream is spawned."""
-    return int(np.random.SeedSequence(check_int(seed, "seed", 0)).entropy)
+    every phase stream is spawned; ``seed`` is a config value, ConfigError unless an integer >= 0."""
+    entropy = np.random.SeedSequence(check_int(seed, "seed", 0)).entropy
+    assert isinstance(entropy, int)  # an int seed is its own entropy
+    return entropy

@@ -34,7 +34,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ def interrupted_migration(path: Path) -> tuple[str, list[str]] | None:
     return None
 
 
-def repair_hint(uri: str, path: Path | None, leftovers: list[str] = ()) -> str:
+def repair_hint(uri: str, path: Path | None, leftovers: Sequence[str] = ()) -> str:
     """The repair commands, one line: back up, drop the leftover tables, upgrade. (Measured
     on stores damaged by concurrent first use: ``mlflow db upgrade`` alone failed on all 8,
     dropping the leftover tables first repaired all 8.)"""

@@ -95,7 +95,7 @@ class SweepParentCallback(Callback):
 
     def _open(self, config: DictConfig) -> None:
         hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed
-        job_cfg = plain_config(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]))
+        job_cfg = plain_config(OmegaConf.masked_copy(config, [str(k) for k in config if k != "hydra"]))
         uri, experiment_id = open_experiment(job_cfg)
         self.client = mlflow.MlflowClient(uri)
         sweep_dir = Path(str(hydra_cfg.sweep.dir))

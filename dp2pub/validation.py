@@ -46,9 +46,10 @@ def check_int(value: Any, key: str, low: int, high: int | None = None) -> int:
     allowed = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ConfigError(key, value, allowed)
-    if value < low or (high is not None and value > high):
+    number = int(value)  # exact for an Integral, and comparable with int bounds
+    if number < low or (high is not None and number > high):
         raise ConfigError(key, value, allowed)
-    return int(value)
+    return number
 
 
 def check_choice(value: Any, key: str, choices: tuple[str, ...] | list[str]) -> str:
@@ -74,9 +75,10 @@ def check_float(
     allowed = f"a number > {low:g}" if high == math.inf and open_low else f"a number in {left}{low:g}, {high:g}{right}"
     if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
         raise ConfigError(key, value, allowed)
-    if (value <= low if open_low else value < low) or (value >= high if open_high else value > high):
+    number = float(value)  # the value returned is the value checked
+    if (number <= low if open_low else number < low) or (number >= high if open_high else number > high):
         raise ConfigError(key, value, allowed)
-    return float(value)
+    return number
 
 
 def check_optional_float(

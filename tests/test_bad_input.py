@@ -6,6 +6,9 @@ import pytest
 
 from tests.conftest import run_cli, runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 CAR_QI = "mechanism.quasi_identifiers=[buying,maint,safety]"
 BAD_COMMAND_LINES = [
     (["epsilon=-1"], "epsilon=-1.0 is invalid: expected a finite number > 0"),

@@ -2,7 +2,12 @@
 
 import json
 
+import pytest
+
 from dp2pub.bench import memory
+
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
 
 
 def test_memory_bench_measures_a_job_and_scales_under_the_limit(tmp_path):

@@ -12,6 +12,9 @@ from dp2pub.validation import ConfigError
 from tests.conftest import ROOT, compose_config, run_cli, runs_in
 from tests.test_job import BAD
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 CONTRACT = (
     "tvd_1way",
     "tvd_2way",

@@ -16,6 +16,9 @@ import pytest
 from dp2pub.data.files import SHA256
 from tests.conftest import ROOT, runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 #: What a source distribution holds: the wheel is built from a copy of exactly this.
 SOURCE = ("pyproject.toml", "README.md", "LICENSE", "NOTICE", "dp2pub", "conf")
 MAX_WHEEL_BYTES = 4 * 2**20

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from dp2pub.resume import (
@@ -24,6 +25,9 @@ from dp2pub.resume import (
     reap_stale_runs,
 )
 from tests.conftest import run_cli, runs_in
+
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
 
 
 def children(uri: str, experiment: str, statuses=("FINISHED",)):

@@ -20,6 +20,9 @@ from omegaconf import OmegaConf
 from dp2pub.sweep import PARENT_FILE, read_parent
 from tests.conftest import CONF, run_cli, runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 
 def runs_by_role(uri: str, experiment: str):
     """(parent runs, child runs) of ``experiment``."""

@@ -106,7 +106,8 @@ def mondrian(
     n = codes.shape[0]
     scale = np.maximum(np.asarray(sizes, dtype=np.float64) - 1, 1.0)
     partition = np.empty(n, dtype=np.int64)
-    lows, highs = [], []
+    lows: list[np.ndarray] = []
+    highs: list[np.ndarray] = []
     stack = [np.arange(n)]
     while stack:
         rows = stack.pop()

@@ -138,7 +138,7 @@ def achieved(model: PrivacyModel, inverse: np.ndarray, n_classes: int) -> dict[s
     distinct sensitive values in a class) and ``t_achieved`` (largest EMD of a class)."""
     stats = model.stats(inverse, n_classes, full=True)
     found = {"k_achieved": float(stats.size.min()) if n_classes else 0.0}
-    if stats.distinct is not None and n_classes:
+    if stats.distinct is not None and stats.distance is not None and n_classes:  # full: both or neither
         found["l_achieved"] = float(stats.distinct.min())
         found["t_achieved"] = float(stats.distance.max())
     return found

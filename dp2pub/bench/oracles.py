@@ -11,6 +11,7 @@ and written to ``outputs/bench/oracles.json``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from dp2pub.data import make_synthetic
-from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE
+from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, FrequencyOracle
 from dp2pub.publish import GRRPublisher
 
 
@@ -54,8 +55,13 @@ def ours(n: int, k: int, epsilon: float, rng: np.random.Generator) -> dict[str, 
     }
     rates = {}
     for name, oracle in oracles.items():
-        rates[name] = rate(lambda o=oracle: o.estimate(o.perturb(values, rng), "unbiased"), n)
+        rates[name] = rate(functools.partial(round_trip, oracle, values, rng), n)
     return rates
+
+
+def round_trip(oracle: FrequencyOracle, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The unbiased estimate of ``oracle``'s reports of ``values``."""
+    return oracle.estimate(oracle.perturb(values, rng), "unbiased")
 
 
 def grr_table_rate(n: int, d: int, k: int, epsilon: float, rng: np.random.Generator) -> tuple[float, float]:
@@ -138,20 +144,20 @@ def main(argv: list[str] | None = None) -> dict:
     for name, value in mine.items():
         cells = []
         for ref in refs.values():
-            measured = isinstance(ref, dict) and isinstance(ref.get(name), float)
-            cells.append(f"{value / ref[name]:>18.1f}" if measured else f"{'-':>18}")
+            other = ref.get(name) if isinstance(ref, dict) else None
+            cells.append(f"{value / other:>18.1f}" if isinstance(other, float) else f"{'-':>18}")
         print(f"{name:<8} {value:>15.3g} " + " ".join(cells))
     print(
         f"grr table n={args.table_n} d={args.table_d} k=16: {table_perturb:.3g} user-attribute reports/s "
         f"(perturb), {table_total:.3g} (perturb + all 1-way estimates)"
     )
-    for ref, value in refs.items():
-        if isinstance(value, str):
-            print(f"{ref}: {value}")
+    for ref, outcome in refs.items():
+        if isinstance(outcome, str):
+            print(f"{ref}: {outcome}")
         else:
             print(
                 f"{ref} users/s (n={args.reference_n}): "
-                + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items())
+                + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in outcome.items())
             )
 
     result = {

@@ -233,9 +233,9 @@ def parse_adult(train: DataFile | str | Path, test: DataFile | str | Path) -> Da
 def _parse(train: DataFile | str | Path, test: DataFile | str | Path) -> tuple[Dataset, list[int]]:
     """The Dataset and the last line read of each file."""
     parts, last_lines = [], []
-    for source, is_test in ((train, False), (test, True)):
+    for source, test_file in ((train, False), (test, True)):
         fields = read_fields(source, len(FIELDS), numeric=NUMERIC)
-        parts.append(encode_adult_fields(fields, test_file=is_test))
+        parts.append(encode_adult_fields(fields, test_file=test_file))
         last_lines.append(int(fields.lines[-1]))
     is_test = np.repeat([False, True], [len(p) for p in parts])
     return _dataset(np.concatenate(parts), is_test), last_lines
@@ -274,6 +274,7 @@ def load_adult(
         [TRAIN_FILE, TEST_FILE], data_dir, download=download, url_base=url_base, cache_dir=cache_dir
     )
     data, last_lines = _parse(files[TRAIN_FILE], files[TEST_FILE])
+    assert data.is_test is not None  # _parse marks the records of adult.test
     n_test = int(data.is_test.sum())
     for name, records, expected, last in (
         (TRAIN_FILE, data.n - n_test, N_TRAIN, last_lines[0]),

@@ -21,7 +21,7 @@ from dp2pub.data.marginals import joint_codes
 from dp2pub.data.sampling import sample_rows
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class BayesianNetwork:
     """A Bayesian network over attributes ``0..d-1`` (column positions).
 
@@ -36,17 +36,24 @@ class BayesianNetwork:
             sampled. None for a graph only. Given as a mapping, or a sequence by attribute.
 
     Two networks are equal when they have the same order, parents, sizes and tables.
+    The constructor takes the inputs above and stores them normalized (the attributes' types).
     """
 
     order: list[int]
     parents: dict[int, tuple[int, ...]]
-    sizes: np.ndarray | None = None
-    cpts: dict[int, np.ndarray] | None = None
+    sizes: np.ndarray | None
+    cpts: dict[int, np.ndarray] | None
     _children: dict[int, tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        order = [int(x) for x in self.order]
-        given = self.parents if isinstance(self.parents, Mapping) else dict(enumerate(self.parents))
+    def __init__(
+        self,
+        order: Iterable[int],
+        parents: Mapping[int, Iterable[int]] | Sequence[Iterable[int]],
+        sizes: Sequence[int] | np.ndarray | None = None,
+        cpts: Mapping[int, np.ndarray] | Sequence[np.ndarray] | None = None,
+    ) -> None:
+        order = [int(x) for x in order]
+        given = parents if isinstance(parents, Mapping) else dict(enumerate(parents))
         if sorted(order) != sorted(given) or len(set(order)) != len(order):
             raise ValueError("order and parents must list the same attributes, each once")
         seen: set[int] = set()
@@ -54,18 +61,20 @@ class BayesianNetwork:
             if not set(given[x]) <= seen:
                 raise ValueError(f"attribute {x} has a parent that comes after it in order")
             seen.add(x)
-        parents = {x: tuple(sorted(int(p) for p in given[x])) for x in order}
+        normalized = {x: tuple(sorted(int(p) for p in given[x])) for x in order}
         children: dict[int, list[int]] = {x: [] for x in order}
         for x in order:
-            for p in parents[x]:
+            for p in normalized[x]:
                 children[p].append(x)
         object.__setattr__(self, "order", order)
-        object.__setattr__(self, "parents", parents)
+        object.__setattr__(self, "parents", normalized)
         object.__setattr__(self, "_children", {x: tuple(sorted(c)) for x, c in children.items()})
-        if (self.sizes is None) != (self.cpts is None):
+        object.__setattr__(self, "sizes", None)
+        object.__setattr__(self, "cpts", None)
+        if (sizes is None) != (cpts is None):
             raise ValueError("give both sizes and cpts, or neither")
-        if self.sizes is not None:
-            self._set_tables(np.asarray(self.sizes, dtype=np.int64), self.cpts)
+        if sizes is not None and cpts is not None:
+            self._set_tables(np.asarray(sizes, dtype=np.int64), cpts)
 
     def _set_tables(self, sizes: np.ndarray, cpts: Mapping[int, np.ndarray] | Sequence[np.ndarray]) -> None:
         if sizes.shape != (len(self.order),):
@@ -86,9 +95,10 @@ class BayesianNetwork:
             return NotImplemented
         if (self.order, self.parents) != (other.order, other.parents) or (self.sizes is None) != (other.sizes is None):
             return False
-        return self.sizes is None or (
-            np.array_equal(self.sizes, other.sizes)
-            and all(np.array_equal(self.cpts[x], other.cpts[x]) for x in self.order)
+        if self.sizes is None or other.sizes is None or self.cpts is None or other.cpts is None:
+            return True  # graphs only: sizes and cpts are None together, on both sides (checked above)
+        return np.array_equal(self.sizes, other.sizes) and all(
+            np.array_equal(self.cpts[x], other.cpts[x]) for x in self.order
         )
 
     __hash__ = None  # type: ignore[assignment]  # holds arrays and dicts: not hashable

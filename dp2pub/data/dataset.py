@@ -20,7 +20,7 @@ def code_dtype(max_size: int) -> np.dtype:
 LABEL_BYTES = 64
 
 
-def table_bytes(n: int, sizes: Sequence[int]) -> int:
+def table_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
     """The memory of a :class:`Dataset` of ``n`` records over attributes of domain ``sizes``:
     its codes and its category labels (computed from the shape alone, before building it)."""
     largest = max((int(k) for k in sizes), default=1)
@@ -79,6 +79,13 @@ class Dataset:
     def d(self) -> int:
         """Number of attributes."""
         return int(self.codes.shape[1])
+
+    @property
+    def target_column(self) -> int:
+        """Column position of the target attribute; KeyError if the dataset has none."""
+        if self.target is None:
+            raise KeyError(f"dataset {self.name!r} has no target attribute")
+        return self.domain.index(self.target)
 
     def column(self, name_or_index: str | int) -> np.ndarray:
         """The codes of one attribute."""

@@ -13,8 +13,8 @@ from dp2pub.data.domain import Domain
 from dp2pub.validation import ConfigError, check_int
 
 
-def check_shape(n: int, d: int, k_min: int, k_max: int) -> tuple[int, int, int, int]:
-    """Check a generator's ``n >= 1``, ``d >= 1``, ``2 <= k_min <= k_max``; returns them."""
+def check_shape(n: object, d: object, k_min: object, k_max: object) -> tuple[int, int, int, int]:
+    """Check (config values of) a generator's ``n >= 1``, ``d >= 1``, ``2 <= k_min <= k_max``; returns them."""
     n = check_int(n, "n", 1)
     d = check_int(d, "d", 1)
     k_min = check_int(k_min, "k_min", 2)

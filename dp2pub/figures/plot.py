@@ -17,6 +17,7 @@ from pathlib import Path
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -116,7 +117,7 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
 
 
 def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, baseline: bool, bands: bool) -> None:
-    handles = [
+    handles: list[Artist] = [
         Line2D(
             [],
             [],

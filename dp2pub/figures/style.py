@@ -8,6 +8,10 @@ across runs and machines, unlike Python's salted ``hash``).
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib >= 3.9 names the rc keys; only the type checker needs them
+    from matplotlib.typing import RcKeyType
 
 #: Mechanisms and oracles in legend order.
 ORDER = ("grr", "sue", "oue", "olh", "rappor", "pram", "dp2pub", "privbayes", "samarati", "mondrian", "ldp_nb")
@@ -33,7 +37,7 @@ LABELS = {
 }
 
 #: matplotlib settings of every figure (applied with rc_context, never globally).
-RC = {
+RC: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 9,
     "axes.labelsize": 9,

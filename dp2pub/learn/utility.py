@@ -81,7 +81,7 @@ class Recoded:
 
 def split_xy(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
     """``data``'s features (every attribute but the target) and target, as int64 codes."""
-    target = data.domain.index(data.target)
+    target = data.target_column
     features = [j for j in range(data.d) if j != target]
     return data.codes[:, features].astype(np.int64), data.codes[:, target].astype(np.int64)
 
@@ -111,7 +111,7 @@ def table_classifier(
     ``covers`` says which original values each published value covers), predicting from
     original codes; None when the target itself was published on other labels (its
     predictions could not be compared with the original test labels)."""
-    target = original.domain.index(original.target)
+    target = original.target_column
     if tuple(table.domain.labels[target]) != tuple(original.domain.labels[target]):
         return None
     features = [j for j in range(original.d) if j != target]

@@ -15,7 +15,7 @@ is applied axis by axis, never as the Kronecker product.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class Channel(Protocol):
     """What IBU needs of a frequency oracle (:class:`dp2pub.mechanisms.oracle.FrequencyOracle`)."""
 
     k: int
-    reports_values: bool
+    reports_values: ClassVar[bool]
 
     def forward(self, table: np.ndarray, axis: int = 0) -> np.ndarray: ...
 

@@ -155,7 +155,7 @@ class FrequencyOracle(ABC):
         p, q = self.p_star, self.q_star
         return q * (1 - q) / (n * (p - q) ** 2)
 
-    def expected_mse(self, n: int, freq: np.ndarray | None = None) -> float:
+    def expected_mse(self, n: float, freq: np.ndarray | None = None) -> float:
         """Exact expected squared error of the unbiased estimate, averaged over the k values.
 
         ``Var[f_hat(v)] = [f_v p*(1-p*) + (1-f_v) q*(1-q*)] / (n (p*-q*)^2)`` (Wang et al.

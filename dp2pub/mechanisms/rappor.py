@@ -219,7 +219,7 @@ class RAPPOR(FrequencyOracle):
 
     def user_estimates(self, reports: np.ndarray) -> np.ndarray:
         """Per-user unbiased vectors ``pinv(X) (y - p*) / (q* - p*)`` (full-rank X only)."""
-        if not self.full_rank:
+        if self.pinv is None:  # None exactly when the design is not full rank
             raise ValueError("the Bloom design matrix is rank deficient: no linear unbiased estimate")
         debiased = (self.reported_bits(reports) - self.prob_one_if_zero) / (
             self.prob_one_if_one - self.prob_one_if_zero
@@ -239,7 +239,7 @@ class RAPPOR(FrequencyOracle):
         return postprocess(self._fit(debiased) / n, estimator)
 
     def _fit(self, targets: np.ndarray) -> np.ndarray:
-        if self.full_rank:
+        if self.pinv is not None:
             return self.pinv @ targets
         model = Lasso(alpha=1e-3 * max(targets.max(), 1.0), fit_intercept=False, positive=True)
         return model.fit(self.design.astype(float), targets).coef_
@@ -247,19 +247,19 @@ class RAPPOR(FrequencyOracle):
     def variance(self, n: int) -> float:
         """``Var[f_hat(v)]`` when every value has frequency near 0 (mean over values)."""
         zero, one = self.prob_one_if_zero, self.prob_one_if_one
-        if not self.full_rank:
+        if self.pinv is None:
             return math.nan
         cov = self.pinv @ self.pinv.T * zero * (1 - zero) / (one - zero) ** 2
         return float(np.mean(np.diag(cov))) / n
 
-    def expected_mse(self, n: int, freq: np.ndarray | None = None) -> float:
+    def expected_mse(self, n: float, freq: np.ndarray | None = None) -> float:
         """Exact expected squared error of the least-squares estimate, averaged over values.
 
         Bits are independent given the Bloom filters, so ``Cov(c) = diag(n_j1 q*(1-q*) +
         (n - n_j1) p*(1-p*))`` with ``n_j1 = n (X f)_j``; the estimate is
         ``pinv(X) (c - n p*) / (n (q* - p*))``. Without ``freq``, f = 0 is assumed.
         """
-        if not self.full_rank:
+        if self.pinv is None:
             return math.nan
         zero, one = self.prob_one_if_zero, self.prob_one_if_one
         ones = self.design @ (np.zeros(self.k) if freq is None else np.asarray(freq, float))

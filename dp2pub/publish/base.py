@@ -66,25 +66,25 @@ class Publisher(ABC):
         :attr:`uses_budget`)."""
 
     @abstractmethod
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """An upper estimate of the memory that publishing ``n`` records over attributes of
         domain ``sizes`` takes beside the input table, from the shape alone (the job refuses
         what would not fit before any work, see :mod:`dp2pub.limits`)."""
 
 
-def working_bytes(n: int, sizes: Sequence[int]) -> int:
+def working_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
     """The memory of publishing a table column by column: the published copy of the table
     and, for the column being perturbed, a few 8-byte arrays per user. The base of every
     publisher's :meth:`Publisher.memory_bytes`."""
     return table_bytes(n, sizes) + 32 * int(n)
 
 
-def channel_bytes(sizes: Sequence[int]) -> int:
+def channel_bytes(sizes: Sequence[int] | np.ndarray) -> int:
     """The memory of a k x k float64 channel matrix (and its inverse) per attribute."""
     return 16 * sum(int(k) ** 2 for k in sizes)
 
 
-def network_bytes(sizes: Sequence[int], degree: int) -> int:
+def network_bytes(sizes: Sequence[int] | np.ndarray, degree: int) -> int:
     """The memory of a Bayesian network's largest tables: the joint counts of an attribute
     and ``degree`` parents over the largest domains, float64, a few at a time."""
     largest = sorted((int(k) for k in sizes), reverse=True)[: degree + 1]

@@ -65,7 +65,7 @@ class DP2PubPublisher(Publisher):
         check_choice(self.trust, "trust", ("local", "trusted"))
         check_choice(self.prior, "prior", PRIORS)
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """PRAM's memory, the structure phase's network and a joint table of at most
         ``max_cells`` cells per cluster (float64, a few per cluster)."""
         d = len(sizes)
@@ -76,7 +76,7 @@ class DP2PubPublisher(Publisher):
             + 32 * d * min(self.max_cells, math.prod(int(k) for k in sizes))
         )
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         if data.d < 2:
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for dp2pub's network")

@@ -75,8 +75,8 @@ def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng
     subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
     weights = np.empty((n, len(subsets)))
     for index, subset in enumerate(subsets):
-        rest = tuple(j for j in range(c) if j not in subset)
-        marginal = prior.sum(axis=rest) if rest else prior
+        summed = tuple(j for j in range(c) if j not in subset)
+        marginal = prior.sum(axis=summed) if summed else prior
         at = marginal[tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
         weights[:, index] = math.prod(gains[j] for j in subset) * at
     chosen = sample_rows(weights, np.arange(n), rng)
@@ -90,12 +90,12 @@ def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng
             math.prod(shape[j] for j in subset), math.prod(shape[j] for j in rest)
         )
         rows = (
-            joint_codes(reports[np.ix_(users, subset)], [shape[j] for j in subset])
+            joint_codes(reports[np.ix_(users, np.asarray(subset))], [shape[j] for j in subset])
             if subset
             else np.zeros(users.size, np.int64)
         )
         cols = sample_rows(table, rows, rng)
-        out[np.ix_(users, rest)] = np.stack(np.unravel_index(cols, [shape[j] for j in rest]), axis=1)
+        out[np.ix_(users, np.asarray(rest))] = np.stack(np.unravel_index(cols, [shape[j] for j in rest]), axis=1)
     return out
 
 
@@ -103,5 +103,5 @@ def invariant_pram(
     reports: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator, prior: str = "inverse"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Invariant PRAM of a cluster's reports (n, c): returns (published codes, estimated prior)."""
-    prior = estimate_prior(reports, oracles, prior)
-    return resample(reports, prior, oracles, rng), prior
+    estimated = estimate_prior(reports, oracles, prior)
+    return resample(reports, estimated, oracles, rng), estimated

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -88,8 +88,9 @@ class _KAnonymity(Publisher):
     sensitive: Sequence[str] | None = None
     l: int | None = None
     t: float | None = None
-    allow_dependent: Mapping[str, str] | None = None
-    drop: Sequence[str] | None = None
+    #: null in a config is read as empty, as are the defaults
+    allow_dependent: Mapping[str, str] = field(default_factory=dict)
+    drop: Sequence[str] = ()
     #: k-anonymity spends no privacy budget: the job takes no epsilon.
     uses_budget: ClassVar[bool] = False
 
@@ -107,7 +108,7 @@ class _KAnonymity(Publisher):
             if overlap:
                 raise ConfigError(key, others, f"attributes that are not quasi-identifiers (both: {sorted(overlap)})")
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The generalized table, its per-record class keys and value widths (int64)."""
         return working_bytes(n, sizes) + 32 * int(n) * len(sizes)
 
@@ -143,7 +144,7 @@ class _KAnonymity(Publisher):
         self._check_dependencies(data, qi)
         return qi
 
-    def _check_roles(self, data: Dataset, qis: list[str], sensitive: list[str]) -> None:
+    def _check_roles(self, data: Dataset, qis: Sequence[str], sensitive: list[str]) -> None:
         """No attribute both a QI and sensitive, no sensitive attribute or target dropped,
         and ``k`` at most the number of records."""
         if set(qis) & set(sensitive):
@@ -171,14 +172,15 @@ class _KAnonymity(Publisher):
                 self.l if self.l is not None else self.t,
                 f"null: {data.name} has no sensitive attribute (set mechanism.sensitive)",
             )
-        for name in sensitive if self.l is not None else []:
-            distinct = int(np.unique(data.column(name)).size)
-            if self.l > distinct:
-                raise ConfigError(
-                    "mechanism.l",
-                    self.l,
-                    f"an integer in [1, {distinct}] (the distinct values of {name} in {data.name})",
-                )
+        if self.l is not None:
+            for name in sensitive:
+                distinct = int(np.unique(data.column(name)).size)
+                if self.l > distinct:
+                    raise ConfigError(
+                        "mechanism.l",
+                        self.l,
+                        f"an integer in [1, {distinct}] (the distinct values of {name} in {data.name})",
+                    )
 
     def _check_dependencies(self, data: Dataset, qi: list[int]) -> None:
         """Refuse an attribute published unchanged that recodes a QI (see the module doc)."""

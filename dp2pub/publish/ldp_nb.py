@@ -24,7 +24,7 @@ from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import Spend
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release
-from dp2pub.validation import ConfigError
+from dp2pub.validation import ConfigError, check_epsilon
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,16 @@ class LDPNBPublisher(Publisher):
     def __post_init__(self) -> None:
         self.model(1.0).check_params()
 
-    def model(self, epsilon: float | None, **data_params: object) -> LDPNaiveBayes:
-        """The unfitted model of this publisher at budget ``epsilon``."""
+    def model(
+        self,
+        epsilon: float,
+        *,
+        sizes: Sequence[int] | None = None,
+        n_classes: int | None = None,
+        random_state: np.random.Generator | int | None = None,
+    ) -> LDPNaiveBayes:
+        """The unfitted model of this publisher at budget ``epsilon`` (with the data's
+        ``sizes``, ``n_classes`` and ``random_state`` when known)."""
         return LDPNaiveBayes(
             oracle=self.oracle,
             epsilon=epsilon,
@@ -95,10 +103,12 @@ class LDPNBPublisher(Publisher):
             strategy=self.strategy,
             alpha=self.alpha,
             options=dict(self.options),
-            **data_params,
+            sizes=sizes,
+            n_classes=n_classes,
+            random_state=random_state,
         )
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The reports of every (value, class) pair: one oracle report per user and feature
         over a domain of value x class (the class is the largest attribute at most)."""
         pairs = max((int(k) for k in sizes), default=1) ** 2
@@ -107,6 +117,7 @@ class LDPNBPublisher(Publisher):
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         """Fit the model on the reports of every record of ``data``."""
         target, features = _features(data)
+        epsilon = check_epsilon(epsilon)
         start = time.perf_counter()
         model = self.model(
             epsilon,
@@ -116,10 +127,11 @@ class LDPNBPublisher(Publisher):
         )
         model.fit(data.codes[:, features], data.codes[:, target])
         elapsed = time.perf_counter() - start
-        names = [data.target] + [data.domain.names[j] for j in features]
+        target_name = data.domain.names[target]
+        names = [target_name] + [data.domain.names[j] for j in features]
         if self.strategy == "split":
             ledger = [
-                Spend("report", a if a == data.target else f"({a}, {data.target})", e)
+                Spend("report", a if a == target_name else f"({a}, {target_name})", e)
                 for a, e in zip(names, model.budgets_)
             ]
         else:

@@ -21,7 +21,7 @@ import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
 STRATEGIES: tuple[str, ...] = ("split", "sample")
+
+_Oracle = TypeVar("_Oracle", bound=FrequencyOracle)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,7 +141,7 @@ class OraclePublisher(Publisher):
         check_choice(self.estimator, "estimator", ESTIMATORS)
         check_choice(self.strategy, "strategy", STRATEGIES)
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
         marginals; ``sample``: each user reports one attribute)."""
         per_user = [self.oracle.memory_bytes(n, int(k), **self.options) for k in sizes]
@@ -158,6 +160,7 @@ class OraclePublisher(Publisher):
         share = split_budget(epsilon, data.d) if split else epsilon
         oracles = self._oracles(data, share)
         start = time.perf_counter()
+        users: list[slice | np.ndarray]  # every user, or those who report attribute j
         if split:
             users = [slice(None)] * data.d
         else:
@@ -194,7 +197,9 @@ class GRRPublisher(OraclePublisher):
         codes = np.empty(data.codes.shape, dtype=data.codes.dtype, order="F")
         for j, column in enumerate(reports):
             codes[:, j] = column
-        return GRRReportsRelease(table=data.with_codes(codes), oracles=tuple(oracles), estimator=self.estimator)
+        return GRRReportsRelease(
+            table=data.with_codes(codes), oracles=_instances(GRR, oracles), estimator=self.estimator
+        )
 
 
 class SUEPublisher(OraclePublisher):
@@ -226,10 +231,19 @@ class RAPPORPublisher(OraclePublisher):
 
     def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
         combine = sum if self.strategy == "split" else max
+        rappors = _instances(RAPPOR, oracles)
         return {
-            "epsilon_inf": combine(o.epsilon_inf for o in oracles),  # type: ignore[attr-defined]
-            "epsilon_one": combine(o.epsilon_one for o in oracles),
-        }  # type: ignore[attr-defined]
+            "epsilon_inf": combine(o.epsilon_inf for o in rappors),
+            "epsilon_one": combine(o.epsilon_one for o in rappors),
+        }
+
+
+def _instances(kind: type[_Oracle], oracles: Sequence[FrequencyOracle]) -> tuple[_Oracle, ...]:
+    """``oracles`` as a tuple, each checked to be a ``kind`` (the publisher's :attr:`~OraclePublisher.oracle`)."""
+    narrowed = tuple(o for o in oracles if isinstance(o, kind))
+    if len(narrowed) != len(oracles):
+        raise TypeError(f"expected {kind.__name__} oracles, got {[type(o).__name__ for o in oracles]}")
+    return narrowed
 
 
 #: ``mechanism=<name>`` -> its publisher class, for every frequency oracle.
@@ -252,7 +266,8 @@ def oracle_publisher(oracle: str):
         return publisher(estimator=estimator, strategy=strategy, options=options)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
-    build.__signature__ = inspect.Signature(
+    # a function's signature attribute is not declared on Callable, but inspect reads it
+    build.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
             inspect.Parameter("estimator", keyword, default="unbiased"),
             inspect.Parameter("strategy", keyword, default="split"),

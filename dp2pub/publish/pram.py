@@ -46,11 +46,11 @@ class PRAMPublisher(Publisher):
     def __post_init__(self) -> None:
         check_choice(self.prior, "prior", PRIORS)
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory, the GRR reports and one k x k channel per attribute."""
         return 2 * working_bytes(n, sizes) + channel_bytes(sizes)
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         share = split_budget(epsilon, data.d)
         start = time.perf_counter()

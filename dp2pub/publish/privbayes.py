@@ -98,7 +98,7 @@ class PrivBayesPublisher(Publisher):
         if self.degree is None and self.theta is None:
             raise ConfigError("degree", None, "an integer >= 1, or set theta to choose it")
 
-    def memory_bytes(self, n: int, sizes: Sequence[int]) -> int:
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory, the sampled table, and the network's tables
         (``theta`` chooses the degree from the data: estimated at degree 3)."""
         degree = self.degree if self.degree is not None else 3
@@ -107,6 +107,7 @@ class PrivBayesPublisher(Publisher):
     def choose_degree(self, data: Dataset, epsilon2: float) -> int:
         """``degree`` if set, else the theta-useful degree (at least 1, at most d - 1)."""
         if self.theta is None:
+            assert self.degree is not None  # __post_init__ requires degree when theta is unset
             if self.degree >= data.d:
                 raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
             return self.degree
@@ -116,7 +117,7 @@ class PrivBayesPublisher(Publisher):
             k += 1
         return k
 
-    def publish(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Outcome:
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         if data.d < 2:
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for a network")
@@ -132,7 +133,7 @@ class PrivBayesPublisher(Publisher):
         table = data.with_codes(codes)
         names = data.domain.names
         ledger = [Spend("network", "(exponential mechanism)", eps1), Spend("conditionals", "(Laplace)", eps2)]
-        artifacts = {
+        artifacts: dict[str, object] = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "settings": {"degree": degree, "beta": self.beta, "theta": self.theta, "model": "central DP"},
         }

@@ -25,12 +25,12 @@ from dp2pub.learn.utility import Classifier, fit_model, split_xy, table_classifi
 
 
 class Release:
-    """A release: estimates of the original table's marginals, and what else it offers.
+    """A release: estimates of the original table's marginals, and what else it offers."""
 
-    ``max_way`` is the largest number of attributes a marginal query may join (None: any).
-    """
-
-    max_way: int | None = None
+    @property
+    def max_way(self) -> int | None:
+        """The largest number of attributes a marginal query may join (None: any)."""
+        return None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         """Estimated joint frequencies of ``columns``, an array shaped by their domain sizes."""
@@ -54,7 +54,7 @@ class Release:
     def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
         """The same model learned from ``original`` itself (no privacy)."""
         x, y = split_xy(original)
-        target = original.domain.index(original.target)
+        target = original.target_column
         sizes = [int(k) for j, k in enumerate(original.domain.sizes) if j != target]
         return fit_model(model, x, y, sizes, random_state)
 

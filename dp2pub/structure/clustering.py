@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from dp2pub.structure.bayes_net import BayesianNetwork
 from dp2pub.validation import check_int
 
@@ -25,7 +27,7 @@ def blanket_by_priority(network: BayesianNetwork, x: int) -> list[int]:
 
 def cluster_attributes(
     network: BayesianNetwork,
-    sizes: Sequence[int],
+    sizes: Sequence[int] | np.ndarray,
     max_cluster_size: int = 4,
     max_cells: int = 100_000,
 ) -> list[list[int]]:

@@ -6,8 +6,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.conftest import ROOT, run_cli
+
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
 
 FIGURES = Path(sys.executable).parent / "dp2pub-figures"
 

@@ -10,6 +10,9 @@ from omegaconf import OmegaConf
 from dp2pub.figures.studies import STUDIES
 from dp2pub.registry import build_publisher
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 CONF = Path(__file__).resolve().parents[2] / "conf"
 GROUPS = {"dataset", "mechanism"}
 

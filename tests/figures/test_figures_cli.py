@@ -4,6 +4,9 @@ import pytest
 
 from dp2pub.figures.cli import main
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 FILES = ("fo_variance_runs.csv", "fo_variance_summary.csv", "fo_variance.png", "fo_variance.pdf")
 
 

@@ -13,6 +13,9 @@ from dp2pub.mechanisms import GRR, OLH, OUE, SUE
 from dp2pub.validation import ConfigError
 from tests.conftest import run_cli
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 #: 1e-320 (subnormal) .. 1e308, every two decades, and the largest float.
 BUDGETS = [1e-320, *np.logspace(-300, 300, 31), 1e308, float(np.finfo(float).max)]
 

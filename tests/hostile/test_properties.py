@@ -17,6 +17,9 @@ from dp2pub.mechanisms import GRR, OLH, OUE, SUE
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.validation import ConfigError
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 PROFILE = settings(derandomize=True, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 #: Budgets log-uniform over 1e-300 .. 1e300.

@@ -25,6 +25,9 @@ import pytest
 
 from tests.conftest import cap_memory, run_cli, runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 #: Seconds within which a refusal must come: the CLI's own start (Python, numpy, pandas,
 #: scikit-learn, Hydra, MLflow: about 3 s here, up to 3x that on a loaded 2-core machine)
 #: plus the check itself; no case may reach the work (minutes, or an out-of-memory death).

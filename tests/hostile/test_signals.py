@@ -13,6 +13,9 @@ import pytest
 
 from tests.conftest import runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 #: A job of about 15 s here (3 million users, 20 attributes, 1- to 3-way marginals).
 SLOW = ["dataset.n=3000000", "dataset.d=20", "metrics.ways=[1,2,3]"]
 

@@ -17,6 +17,9 @@ import pytest
 from dp2pub.store import StoreError, open_store
 from tests.conftest import run_cli, runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 REPEATS = int(os.environ.get("DP2PUB_RACE_REPEATS", "5"))
 OPEN = "import sys; from dp2pub.store import open_store; open_store(sys.argv[1])"
 

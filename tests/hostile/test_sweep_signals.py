@@ -20,6 +20,9 @@ import pytest
 from dp2pub.resume import PID_TAG, process_alive
 from tests.conftest import runs_in
 
+#: Runs the command line or real services end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 #: Jobs of about 15 s each here (3 million users, 20 attributes, 1- to 3-way marginals): long
 #: enough that the jobs seen RUNNING are still running when the signal comes (with jobs of a
 #: few seconds they could finish in between, and the test saw nothing to stop).
