@@ -10,6 +10,9 @@ from dp2pub.job import run_job
 from dp2pub.validation import ConfigError
 from tests.conftest import compose_config, run_cli, runs_in
 
+#: Runs the command line or whole jobs on real data end to end (``make test-fast`` skips it).
+pytestmark = pytest.mark.slow
+
 
 def test_car_run_lands_finished_with_its_sizes(tmp_path, uci_dir, store):
     uri = store

@@ -224,6 +224,7 @@ def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
         assert name in result.metrics
 
 
+@pytest.mark.slow  # whole adult jobs
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_adult_end_to_end_is_10_anonymous(mechanism):
     cfg = {

@@ -136,6 +136,7 @@ def adult_run(mechanism: str, *overrides: str):
 ADULT_MODELS = [([], 10, None, None), (["mechanism.l=2"], 10, 2, None), (["mechanism.t=0.2"], 10, None, 0.2)]
 
 
+@pytest.mark.slow  # whole adult jobs, 1-12 s each
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian", "mondrian-relaxed"])
 @pytest.mark.parametrize("overrides,k,l,t", ADULT_MODELS, ids=["k", "k+l", "k+t"])
 def test_adult_tables_meet_k_l_t_over_every_qi_including_education_num(mechanism, overrides, k, l, t):
