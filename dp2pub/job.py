@@ -130,20 +130,20 @@ def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) 
     """Refuse an outcome that spent more than the budget: exactly, since budget shares come
     from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget)."""
     spent = outcome.epsilon_spent
-    if publisher.uses_budget and (spent is None or epsilon is None or spent > epsilon):
+    if publisher.uses_budget and (spent is None or epsilon is None or not spent <= epsilon):  # NaN fails too
         raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
     if not publisher.uses_budget and spent is not None:
         raise RuntimeError(f"{publisher.name} uses no budget but its ledger spent epsilon={spent}")
 
 
 def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, settings: JobSettings) -> dict[str, float]:
-    """The classifier metrics of the release (none without a test part)."""
+    """The classifier metrics of the release (none without a test part): the models of
+    ``metrics.models`` it gives, and always the model it is itself, if it is one."""
     if test is None:
         return {}
     start = time.perf_counter()
-    learned = classifier_metrics(
-        outcome.release, train, test, settings.metrics.models, phase_rng(settings.seed, "learn")
-    )
+    models = list(dict.fromkeys([*settings.metrics.models, *outcome.release.models]))
+    learned = classifier_metrics(outcome.release, train, test, models, phase_rng(settings.seed, "learn"))
     if learned:
         outcome.timings["learn"] = time.perf_counter() - start
     return learned

@@ -72,7 +72,9 @@ def check_float(
     """Return ``value`` as a float if it is a number (not a bool or a string) in the interval
     from ``low`` to ``high`` (open ends by default), else raise ConfigError."""
     left, right = "(" if open_low else "[", ")" if open_high else "]"
-    allowed = f"a number > {low:g}" if high == math.inf and open_low else f"a number in {left}{low:g}, {high:g}{right}"
+    allowed = (
+        f"a finite number > {low:g}" if high == math.inf and open_low else f"a number in {left}{low:g}, {high:g}{right}"
+    )
     if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
         raise ConfigError(key, value, allowed)
     number = float(value)  # the value returned is the value checked

@@ -133,7 +133,7 @@ STUDIES: dict[str, StudySpec] = {
     for spec in (
         StudySpec(
             name="seed_tables",
-            title="GRR on synthetic tables, the seed's setting",
+            title="GRR on synthetic tables, the raw-histogram setting",
             experiment="seed_tables",
             x="epsilon",
             metrics=("tvd_1way", "mse_count"),
@@ -143,9 +143,7 @@ STUDIES: dict[str, StudySpec] = {
             log_y=True,
             y_labels=Y_LABELS,
             param_labels=PARAM_LABELS,
-            hue_labels=_frozen(
-                {"none": "raw histogram (estimator none, the seed)", "unbiased": "debiased (estimator unbiased)"}
-            ),
+            hue_labels=_frozen({"none": "raw histogram (estimator none)", "unbiased": "debiased (estimator unbiased)"}),
         ),
         StudySpec(
             name="fo_variance",

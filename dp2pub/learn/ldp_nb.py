@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import split_budget
@@ -56,8 +57,10 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             give them when a test record may hold a value no training record has).
         n_classes: the classes are the codes ``0 .. n_classes-1`` (None: the labels seen in
             ``fit``, in sorted order).
-        random_state: the users' randomness: a ``numpy.random.Generator`` (used as is), an
-            integer seed, or None (fresh entropy).
+        random_state: the users' randomness: a ``numpy.random.Generator`` (used as is, and
+            advanced by each fit), an integer seed, or None (fresh entropy). ``clone`` copies a
+            Generator, so every clone (each fold of ``cross_val_score``) draws the same noise:
+            give an integer or None for independent folds.
 
     Parameters are checked by :meth:`fit` (scikit-learn's convention); after it:
     ``classes_``, ``prior_`` (c,), ``joints_`` (per feature the (k_j, c) estimated joint
@@ -138,6 +141,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             else:
                 estimates.append(oracle.estimate(oracle.perturb(values, rng), self.estimator))
             counts.append(m)
+        self.n_features_in_ = d
         self.budgets_ = [o.epsilon for o in oracles]
         self.reports_per_estimate_ = counts
         self.prior_ = estimates[0]
@@ -157,8 +161,20 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X: np.ndarray) -> np.ndarray:
-        """``log P(c) + sum_j log P(x_j | c)`` for every record and class, (m, c)."""
+        """``log P(c) + sum_j log P(x_j | c)`` for every record and class, (m, c).
+
+        Raises:
+            NotFittedError: before :meth:`fit`.
+            ValueError: if ``X`` has another number of features, or a code outside a
+                feature's domain.
+        """
+        check_is_fitted(self, "log_conditionals_")
         X = np.asarray(X, dtype=np.int64)
+        sizes = [table.shape[0] for table in self.log_conditionals_]
+        if X.ndim != 2 or X.shape[1] != len(sizes):
+            raise ValueError(f"X must be (m, {len(sizes)}) codes; got shape {X.shape}")
+        if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= sizes)):
+            raise ValueError(f"X holds a code outside the features' domains 0..k-1, k = {sizes}")
         scores = np.broadcast_to(self.log_prior_, (X.shape[0], self.log_prior_.size)).copy()
         for j, table in enumerate(self.log_conditionals_):  # one gather per feature, all records at once
             scores += table[X[:, j]]
@@ -170,4 +186,5 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """The naive Bayes class of every row of ``X``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        best = np.argmax(self.decision_function(X), axis=1)  # checks that the model is fitted
+        return self.classes_[best]

@@ -33,6 +33,12 @@ class Spend:
     epsilon: float
     users: str = ALL_USERS
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.epsilon < math.inf:  # NaN fails too
+            raise ValueError(
+                f"a ledger item spends a finite epsilon >= 0, not {self.epsilon!r} ({self.phase}, {self.attribute})"
+            )
+
 
 def epsilon_spent(ledger: Sequence[Spend]) -> float | None:
     """The per-user privacy cost of ``ledger``, or None for an empty ledger (no budget used).

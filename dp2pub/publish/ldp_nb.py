@@ -44,6 +44,10 @@ class NaiveBayesRelease(Release):
             return self.model.prior_
         return self.model.joints_[j if j < self.target else j - 1].sum(axis=1)
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        return ("nb",)
+
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
         """The model itself, for ``nb``; no other model."""
         return self.model if model == "nb" else None

@@ -46,6 +46,12 @@ class Release:
         """The published table, if the release is one."""
         return None
 
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models the release itself is (a learned classifier): always measured, beside
+        those of ``metrics.models``."""
+        return ()
+
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
         """Model ``model`` learned from the release, predicting ``original``'s target from the
         original codes of the other attributes; None if the release gives none."""

@@ -80,7 +80,7 @@ TYPES_AND_RANGES = [
     (["tracking.uri="], "tracking.uri='' is invalid: expected a store URI"),
     (["tracking.artifact_location="], "tracking.artifact_location='' is invalid"),
     (["tracking.skip_finished=yes"], "tracking.skip_finished='yes' is invalid: expected true or false"),
-    (["limits.memory_gib=0"], "limits.memory_gib=0 is invalid: expected a number > 0"),
+    (["limits.memory_gib=0"], "limits.memory_gib=0 is invalid: expected a finite number > 0"),
     (["limits.max_marginals=-1"], "limits.max_marginals=-1 is invalid: expected an integer >= 1"),
     (["+foo=1"], "foo=1 is invalid: expected a key of the config: ['epsilon', 'seed'"),
     (["+metrics.foo=1"], "metrics.foo=1 is invalid: expected a key of metrics: ['ways', 'max_subsets'"),

@@ -4,6 +4,7 @@ budget, and its accuracy on car against non-private naive Bayes."""
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 
 from dp2pub.job import run_job
@@ -126,6 +127,20 @@ def test_it_is_a_scikit_learn_classifier():
     assert noisy.mean() < scores.mean()  # the budget matters: the test can fail
 
 
+def test_prediction_refuses_an_unfitted_model_and_features_outside_the_domains():
+    X, y = sample_naive_bayes(500, np.random.default_rng(14))
+    with pytest.raises(NotFittedError):
+        LDPNaiveBayes().predict(X)
+    model = LDPNaiveBayes(epsilon=2.0, sizes=[c.shape[0] for c in COND], random_state=0).fit(X, y)
+    assert model.n_features_in_ == X.shape[1]
+    with pytest.raises(ValueError, match="must be"):
+        model.predict(np.zeros((2, X.shape[1] + 1), dtype=int))
+    with pytest.raises(ValueError, match="outside"):
+        model.predict(np.full((2, X.shape[1]), -1))
+    with pytest.raises(ValueError, match="outside"):
+        model.predict(np.array([[c.shape[0] for c in COND]]))
+
+
 def test_the_same_random_state_gives_the_same_model_and_a_generator_is_used_as_is():
     X, y = sample_naive_bayes(2_000, np.random.default_rng(13))
     a = LDPNaiveBayes(epsilon=1.0, random_state=5).fit(X, y)
@@ -188,3 +203,12 @@ def test_sample_strategy_without_noise_stays_more_than_5_points_below_naive_baye
 def test_ldp_nb_needs_a_target():
     with pytest.raises(ConfigError, match="ldp_nb"):
         run_job(plain(["mechanism=ldp_nb", "dataset.n=500"]))
+
+
+@pytest.mark.parametrize("models", ["[logreg]", "[]"])
+def test_ldp_nb_measures_its_own_model_whatever_metrics_models_says(models):
+    default = car("epsilon=2").metrics
+    other = car("epsilon=2", f"metrics.models={models}").metrics
+    for name in ("accuracy_nb", "accuracy_nb_baseline"):
+        assert other[name] == default[name]
+    assert "accuracy_logreg" not in other  # a model that learned itself gives no other model

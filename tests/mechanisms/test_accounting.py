@@ -50,3 +50,9 @@ def test_the_ledger_composes_sequentially_within_and_in_parallel_across_user_gro
     assert epsilon_spent(disjoint) == 2.0  # the structure users spend 2, the release users 1.5
     assert epsilon_spent([*disjoint, Spend("report", "c", 0.5)]) == 2.5  # every user also pays 0.5
     assert epsilon_spent([Spend("perturb", "x", 0.1)] * 3) == math.fsum([0.1] * 3)
+
+
+@pytest.mark.parametrize("epsilon", [-0.1, math.inf, math.nan])
+def test_a_ledger_item_spends_a_finite_non_negative_budget(epsilon):
+    with pytest.raises(ValueError, match="finite epsilon >= 0"):
+        Spend("perturb", "a", epsilon)
