@@ -42,18 +42,47 @@ def cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
 
 
+#: The metrics every default job reports (the metric contract of docs/design.md).
+CONTRACT = (
+    "tvd_1way",
+    "tvd_2way",
+    "mse_freq",
+    "mse_count",
+    "mse_theory",
+    "epsilon_spent",
+    "n_records",
+    "n_attributes",
+    "time_perturb_s",
+    "time_estimate_s",
+    "time_total_s",
+)
+
+
+def cli_env(extra: dict | None = None) -> dict:
+    """The environment of a CLI under test: Hydra's errors in one line, the store named on the
+    command line only (never a developer's MLFLOW_TRACKING_URI)."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(extra or {})}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return env
+
+
+def start_cli(args: list[str], cwd: Path, **popen: object) -> subprocess.Popen:
+    """Start ``python -m dp2pub ARGS`` in ``cwd`` without waiting (CI=1: no progress lines);
+    its stderr is piped as text unless ``popen`` says otherwise."""
+    options: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True, **popen}
+    return subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=cli_env({"CI": "1"}), **options)
+
+
 def run_cli(
     args: list[str], cwd: Path, env: dict | None = None, capped: bool = False, prefix: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess:
     """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output; ``capped`` runs it
     under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it."""
-    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
-    full_env.pop("MLFLOW_TRACKING_URI", None)
     return subprocess.run(
         [*prefix, sys.executable, "-m", "dp2pub", *args],
         preexec_fn=cap_memory if capped else None,
         cwd=cwd,
-        env=full_env,
+        env=cli_env(env),
         capture_output=True,
         text=True,
         timeout=300,

@@ -9,25 +9,11 @@ from omegaconf import OmegaConf
 
 from dp2pub.cli import execute
 from dp2pub.validation import ConfigError
-from tests.conftest import ROOT, compose_config, run_cli, runs_in
+from tests.conftest import CONTRACT, ROOT, compose_config, run_cli, runs_in
 from tests.test_job import BAD
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
-
-CONTRACT = (
-    "tvd_1way",
-    "tvd_2way",
-    "mse_freq",
-    "mse_count",
-    "mse_theory",
-    "epsilon_spent",
-    "n_records",
-    "n_attributes",
-    "time_perturb_s",
-    "time_estimate_s",
-    "time_total_s",
-)
 
 
 def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):

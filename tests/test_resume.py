@@ -24,7 +24,7 @@ from dp2pub.resume import (
     process_start,
     reap_stale_runs,
 )
-from tests.conftest import run_cli, runs_in
+from tests.conftest import run_cli, runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -173,15 +173,7 @@ def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
         "tracking.experiment=fault",
         f"paths.outputs={tmp_path / 'out'}",
     ]
-    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    sweep = subprocess.Popen(
-        [sys.executable, "-m", "dp2pub", *args],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    sweep = start_cli(args, tmp_path, stderr=subprocess.DEVNULL, start_new_session=True)
     try:  # kill the sweep while its second job is running
         deadline = time.monotonic() + 240
         while not (children(uri, "fault") and children(uri, "fault", statuses=("RUNNING",))):

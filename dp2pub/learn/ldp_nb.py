@@ -37,11 +37,6 @@ NB_ESTIMATORS: tuple[str, ...] = ("clip", "norm_sub", "ibu")
 STRATEGIES: tuple[str, ...] = ("split", "sample")
 
 
-def check_alpha(value: object, key: str = "alpha") -> float:
-    """The Laplace smoothing constant: a number > 0 (finite)."""
-    return check_float(value, key, 0.0)
-
-
 class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
     """Naive Bayes trained on epsilon-LDP reports (Yilmaz et al., arXiv:1905.01039), as a
     scikit-learn classifier: it works with ``clone``, ``cross_val_score`` and pipelines.
@@ -96,7 +91,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         check_choice(self.oracle, "oracle", tuple(name for name in ORACLES if name != "rappor"))
         check_choice(self.estimator, "estimator", NB_ESTIMATORS)
         check_choice(self.strategy, "strategy", STRATEGIES)
-        check_alpha(self.alpha)
+        check_float(self.alpha, "alpha", 0.0)  # the Laplace smoothing constant
         return check_epsilon(self.epsilon)
 
     def _oracle(self, epsilon: float, k: int) -> FrequencyOracle:
@@ -150,7 +145,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _smooth(self, counts: list[int]) -> LDPNaiveBayes:
         """Log probabilities from the estimated counts with Laplace smoothing ``alpha``."""
-        a = check_alpha(self.alpha)
+        a = float(self.alpha)  # checked by fit
         class_counts = counts[0] * self.prior_
         self.log_prior_ = np.log((class_counts + a) / (class_counts.sum() + a * class_counts.size))
         self.log_conditionals_ = []

@@ -99,6 +99,15 @@ def fit_model(
         return estimator.fit(x, y)
 
 
+def baseline_classifier(model: str, original: Dataset, random_state: int, alpha: float = 1.0) -> Classifier:
+    """Model ``model`` fitted on the original table itself (no privacy): the baseline of
+    ``accuracy_<model>``."""
+    x, y = split_xy(original)
+    target = original.target_column
+    sizes = [int(k) for j, k in enumerate(original.domain.sizes) if j != target]
+    return fit_model(model, x, y, sizes, random_state, alpha)
+
+
 def table_classifier(
     model: str,
     table: Dataset,

@@ -19,7 +19,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
-from dp2pub.learn.utility import Classifier, fit_model, split_xy
+from dp2pub.learn.utility import Classifier, baseline_classifier
 from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import Spend
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
@@ -54,9 +54,7 @@ class NaiveBayesRelease(Release):
 
     def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
         """CategoricalNB with the model's ``alpha`` on the original training rows."""
-        x, y = split_xy(original)
-        sizes = [int(k) for j, k in enumerate(original.domain.sizes) if j != self.target]
-        return fit_model(model, x, y, sizes, random_state, self.model.alpha)
+        return baseline_classifier(model, original, random_state, self.model.alpha)
 
 
 def _features(data: Dataset) -> tuple[int, list[int]]:

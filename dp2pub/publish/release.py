@@ -21,7 +21,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.marginals import marginal_counts
-from dp2pub.learn.utility import Classifier, fit_model, split_xy, table_classifier
+from dp2pub.learn.utility import Classifier, baseline_classifier, table_classifier
 
 
 class Release:
@@ -59,10 +59,7 @@ class Release:
 
     def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
         """The same model learned from ``original`` itself (no privacy)."""
-        x, y = split_xy(original)
-        target = original.target_column
-        sizes = [int(k) for j, k in enumerate(original.domain.sizes) if j != target]
-        return fit_model(model, x, y, sizes, random_state)
+        return baseline_classifier(model, original, random_state)
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ def mutual_information(
 
     The value is clipped at 0 (rounding can leave -1e-16 for independent columns).
     """
-    # not sklearn's mutual_info_score: 17x slower (8.7 ms vs 0.52 ms on 50k rows, 100 x 100 joint)
+    # not sklearn's mutual_info_score: same value, 3.7x slower (10.0 ms vs 2.7 ms on 50k rows, 100 x 100 joint)
     x_codes = np.asarray(x_codes).ravel()
     parent_codes = _as_columns(parent_codes, x_codes.shape[0])
     if parent_codes.shape[1] == 0:

@@ -3,15 +3,13 @@ and its run KILLED with the signal named, never left RUNNING."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.conftest import runs_in
+from tests.conftest import runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -34,23 +32,8 @@ def wait_for_running(uri: str, experiment: str, proc: subprocess.Popen, timeout:
 @pytest.mark.parametrize("signum,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum, status):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dp2pub",
-            *SLOW,
-            f"tracking.uri={uri}",
-            "tracking.experiment=signals",
-            f"paths.outputs={tmp_path / 'out'}",
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_cli(
+        [*SLOW, f"tracking.uri={uri}", "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"], tmp_path
     )
     wait_for_running(uri, "signals", proc)
     started = time.monotonic()

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from dp2pub.store import StoreError, open_store
-from tests.conftest import run_cli, runs_in
+from tests.conftest import run_cli, runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -42,20 +42,8 @@ def test_runs_and_a_sweep_started_together_on_a_new_store_all_land(tmp_path):
         "tracking.experiment=race",
         f"paths.outputs={tmp_path / 'out'}",
     ]
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
-    env.pop("MLFLOW_TRACKING_URI", None)
     commands = [[*common, f"seed={s}"] for s in range(3)] + [["-m", *common, "seed=10,11"]]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "dp2pub", *args],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for args in commands
-    ]
+    procs = [start_cli(args, tmp_path) for args in commands]
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errors
     runs = runs_in(uri, "race")

@@ -8,17 +8,15 @@ configuration once."""
 from __future__ import annotations
 
 import collections
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from dp2pub.resume import PID_TAG, process_alive
-from tests.conftest import runs_in
+from tests.conftest import runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -31,13 +29,8 @@ GRID = "epsilon=1,2,3,4"
 
 
 def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "CI": "1"}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    return subprocess.Popen(
+    return start_cli(
         [
-            sys.executable,
-            "-m",
-            "dp2pub",
             "-m",
             "hydra/launcher=joblib",
             "hydra.launcher.n_jobs=2",
@@ -48,11 +41,7 @@ def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
             f"paths.outputs={tmp_path / 'out'}",
             *extra,
         ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        tmp_path,
     )
 
 
