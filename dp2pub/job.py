@@ -12,6 +12,7 @@ runs the same from a script, a notebook or the CLI (which records them, :mod:`dp
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -20,8 +21,9 @@ import pandas as pd
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.split import split_train_test
-from dp2pub.learn.utility import classifier_metrics
+from dp2pub.learn.utility import classifier_metrics, task_metrics
 from dp2pub.limits import check_job_size
+from dp2pub.mechanisms.accounting import epsilon_spent
 from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
 from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.registry import build_dataset, build_publisher, planned_shape
@@ -110,7 +112,12 @@ def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[D
         raise ConfigError(
             "mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none"
         )
-    if not publisher.needs_target and not (settings.metrics.models and data.target is not None):
+    tasks = settings.metrics.tasks
+    for task in tasks or ():
+        if task not in data.domain.names:
+            raise ConfigError("metrics.tasks", task, f"attributes of {data.name}: {', '.join(data.domain.names)}")
+    learns = bool(settings.metrics.models) and (data.target is not None or tasks is not None)
+    if not publisher.needs_target and not learns:
         return data, None
     try:
         return split_train_test(data, settings.metrics.test_size, phase_rng(settings.seed, "split"))
@@ -128,8 +135,13 @@ def publish(publisher: Publisher, train: Dataset, settings: JobSettings) -> Outc
 
 def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) -> None:
     """Refuse an outcome that spent more than the budget: exactly, since budget shares come
-    from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget)."""
+    from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget). An
+    outcome that is not private at the configuration's request (``epsilon_spent = inf``) is
+    let through with a warning, its finite items still checked."""
     spent = outcome.epsilon_spent
+    if outcome.not_private:
+        log.warning("%s: NOT differentially private: %s (epsilon_spent=inf)", publisher.name, outcome.not_private)
+        spent = epsilon_spent([item for item in outcome.ledger if item.epsilon < math.inf])
     if publisher.uses_budget and (spent is None or epsilon is None or not spent <= epsilon):  # NaN fails too
         raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
     if not publisher.uses_budget and spent is not None:
@@ -138,12 +150,17 @@ def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) 
 
 def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, settings: JobSettings) -> dict[str, float]:
     """The classifier metrics of the release (none without a test part): the models of
-    ``metrics.models`` it gives, and always the model it is itself, if it is one."""
+    ``metrics.models`` it gives, and always the model it is itself, if it is one; for the
+    dataset's target, or for each of ``metrics.tasks``."""
     if test is None:
         return {}
     start = time.perf_counter()
     models = list(dict.fromkeys([*settings.metrics.models, *outcome.release.models]))
-    learned = classifier_metrics(outcome.release, train, test, models, phase_rng(settings.seed, "learn"))
+    rng, tasks = phase_rng(settings.seed, "learn"), settings.metrics.tasks
+    if tasks is None:
+        learned = classifier_metrics(outcome.release, train, test, models, rng)
+    else:
+        learned = task_metrics(outcome.release, train, test, tasks, models, rng)
     if learned:
         outcome.timings["learn"] = time.perf_counter() - start
     return learned

@@ -63,13 +63,17 @@ class MetricSettings:
     ``ways``: the k of the ``tvd_<k>way`` metrics (1 is always reported); ``max_subsets``:
     at most this many k-subsets of attributes per k (a seeded sample), None = all;
     ``models``: classifiers of ``accuracy_<model>`` (see :mod:`dp2pub.learn.models`);
-    ``test_size``: the held-out fraction, in (0, 1), checked whether or not a split happens.
+    ``test_size``: the held-out fraction, in (0, 1), checked whether or not a split happens;
+    ``tasks``: attributes to predict, each a learning task of ``misclass_<model>.<task>``
+    (see :func:`dp2pub.learn.utility.task_metrics`), None = only the dataset's target
+    (``accuracy_<model>``).
     """
 
     ways: tuple[int, ...] = (1, 2)
     max_subsets: int | None = 100
     models: tuple[str, ...] = ("logreg", "nb")
     test_size: float = 0.3
+    tasks: tuple[str, ...] | None = None
 
     @classmethod
     def parse(cls, cfg: Mapping) -> MetricSettings:
@@ -89,7 +93,19 @@ class MetricSettings:
             max_subsets=None if max_subsets is None else check_int(max_subsets, "metrics.max_subsets", 1),
             models=tuple(models),
             test_size=check_test_size(cfg.get("test_size", cls.test_size), "metrics.test_size"),
+            tasks=_tasks(cfg.get("tasks", cls.tasks)),
         )
+
+
+def _tasks(value: object) -> tuple[str, ...] | None:
+    """``metrics.tasks``: None, or a non-empty list of attribute names."""
+    if value is None:
+        return None
+    hint = "a list of attribute names, e.g. [sex, income], or null"
+    tasks = check_list(value, "metrics.tasks", hint)
+    if not tasks:
+        raise ConfigError("metrics.tasks", value, hint)
+    return tuple(check_text(task, "metrics.tasks", hint) for task in tasks)
 
 
 @dataclass(frozen=True)

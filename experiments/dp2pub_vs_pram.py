@@ -3,7 +3,7 @@
 Runs, without MLflow, mean over seeds of tvd_1way / tvd_2way at one epsilon for:
 
 - ``pram``                      per-attribute invariant PRAM at epsilon/d (the baseline);
-- ``dp2pub c=1``                DP2-Pub with singleton clusters: only the structure-phase
+- ``dp2pub c=1``                DP2-Pub (trust=local_two_phase) with singleton clusters: only the structure-phase
                                 budget (beta) and the PBC weighting differ from pram;
 - ``dp2pub c=1 equal``          the same with equal budgets (PBC replaced by 1/#clusters);
 - ``dp2pub c=2`` / ``c=4``      clusters of up to 2 / 4 attributes, prior = project(Q^-1 lambda);
@@ -40,13 +40,13 @@ def equal_weights(clusters, entropies):
 
 VARIANTS = {
     "pram": (PRAMPublisher(), False),
-    "dp2pub c=1": (DP2PubPublisher(max_cluster_size=1), False),
-    "dp2pub c=1 equal": (DP2PubPublisher(max_cluster_size=1), True),
-    "dp2pub c=2": (DP2PubPublisher(max_cluster_size=2), False),
-    "dp2pub c=2 ibu": (DP2PubPublisher(max_cluster_size=2, prior="ibu"), False),
-    "dp2pub c=2 ibu equal": (DP2PubPublisher(max_cluster_size=2, prior="ibu"), True),
-    "dp2pub c=4": (DP2PubPublisher(max_cluster_size=4), False),
-    "dp2pub c=4 ibu": (DP2PubPublisher(max_cluster_size=4, prior="ibu"), False),
+    "dp2pub c=1": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=1), False),
+    "dp2pub c=1 equal": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=1), True),
+    "dp2pub c=2": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=2), False),
+    "dp2pub c=2 ibu": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=2, prior="ibu"), False),
+    "dp2pub c=2 ibu equal": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=2, prior="ibu"), True),
+    "dp2pub c=4": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=4), False),
+    "dp2pub c=4 ibu": (DP2PubPublisher(trust="local_two_phase", max_cluster_size=4, prior="ibu"), False),
 }
 
 

@@ -101,6 +101,10 @@ class Dataset:
         keep = self.is_test is not None and codes.shape[0] == self.n
         return Dataset(codes, self.domain, self.target, self.name, self.is_test if keep else None)
 
+    def with_target(self, target: str | None) -> Dataset:
+        """The same table with another class attribute (a learning task)."""
+        return Dataset(self.codes, self.domain, target, self.name, self.is_test)
+
     def rows(self, mask: np.ndarray) -> Dataset:
         """The records where the boolean ``mask`` (length n) is true, with their membership."""
         mask = np.asarray(mask, dtype=bool)

@@ -30,21 +30,21 @@ def split_train_test(data: Dataset, test_size: float, rng: np.random.Generator) 
 
     Uses ``data.is_test`` when the dataset has a split (``test_size`` is then unused);
     otherwise a seeded split with ``test_size`` of the records held out, stratified on
-    ``data.target`` when every class has at least two records.
+    ``data.target`` when there is one and every class has at least two records.
     """
     if data.is_test is not None:
         return data.train_test()
     test_size = check_test_size(test_size)
-    if data.target is None:
-        raise ConfigError("dataset", data.name, "a dataset with a target (car, adult) to split for learning")
     n_test = int(np.ceil(test_size * data.n))  # scikit-learn's rounding of a fractional test_size
     if n_test < 1 or data.n - n_test < 1:
         raise ConfigError(
             "test_size", test_size, f"a fraction that leaves records to train and to test on ({data.name} has {data.n})"
         )
-    y = data.column(data.target)
-    counts = np.bincount(y.astype(np.int64))
-    stratify = y if counts[counts > 0].min() >= 2 else None
+    stratify = None
+    if data.target is not None:
+        y = data.column(data.target)
+        counts = np.bincount(y.astype(np.int64))
+        stratify = y if counts[counts > 0].min() >= 2 else None
     _, test_rows = train_test_split(
         np.arange(data.n), test_size=test_size, stratify=stratify, random_state=random_state(rng)
     )

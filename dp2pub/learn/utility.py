@@ -79,9 +79,10 @@ class Recoded:
         return self.model.predict(np.column_stack([m[x[:, i]] for i, m in enumerate(self.maps)]))
 
 
-def split_xy(data: Dataset) -> tuple[np.ndarray, np.ndarray]:
-    """``data``'s features (every attribute but the target) and target, as int64 codes."""
-    target = data.target_column
+def split_xy(data: Dataset, target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``data``'s features (every attribute but the target) and target, as int64 codes
+    (``target``: a column position, default ``data``'s own target)."""
+    target = data.target_column if target is None else target
     features = [j for j in range(data.d) if j != target]
     return data.codes[:, features].astype(np.int64), data.codes[:, target].astype(np.int64)
 
@@ -128,7 +129,7 @@ def table_classifier(
     # a generalized attribute gets one more category: "unknown" (see :func:`recoders`)
     generalized = [tuple(table.domain.labels[j]) != tuple(original.domain.labels[j]) for j in features]
     sizes = [int(table.domain.sizes[j]) + int(g) for j, g in zip(features, generalized)]
-    x, y = split_xy(table)
+    x, y = split_xy(table, target)
     return Recoded(fit_model(model, x, y, sizes, random_state, alpha), tuple(maps[j] for j in features))
 
 
@@ -149,4 +150,33 @@ def classifier_metrics(
         metrics[f"accuracy_{name}"] = float(np.mean(learned.predict(x_test) == y_test))
         baseline = release.baseline(name, train, state)
         metrics[f"accuracy_{name}_baseline"] = float(np.mean(baseline.predict(x_test) == y_test))
+    return metrics
+
+
+def majority_rate(train: Dataset, test: Dataset) -> float:
+    """The accuracy on ``test`` of always predicting ``train``'s most frequent target value."""
+    y_train, y_test = train.column(train.target_column), test.column(test.target_column)
+    majority = int(np.argmax(np.bincount(y_train.astype(np.int64))))
+    return float(np.mean(y_test == majority))
+
+
+def task_metrics(
+    release: Learnable,
+    train: Dataset,
+    test: Dataset,
+    tasks: Sequence[str],
+    models: Sequence[str],
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """Per task (a target attribute) and model: ``misclass_<model>.<task>`` (the release's
+    classifier), ``misclass_<model>_baseline.<task>`` (the same model on the original
+    ``train``), and ``misclass_majority.<task>`` (always the majority class of ``train``),
+    all misclassification rates on the original held-out ``test``."""
+    metrics: dict[str, float] = {}
+    for task in tasks:
+        train_t, test_t = train.with_target(task), test.with_target(task)
+        for name, accuracy in classifier_metrics(release, train_t, test_t, models, rng).items():
+            model = name.removeprefix("accuracy_")
+            metrics[f"misclass_{model}.{task}"] = 1.0 - accuracy
+        metrics[f"misclass_majority.{task}"] = 1.0 - majority_rate(train_t, test_t)
     return metrics

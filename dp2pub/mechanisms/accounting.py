@@ -26,7 +26,8 @@ ALL_USERS = "all"
 class Spend:
     """One item of a privacy ledger: ``epsilon`` spent in ``phase`` (``perturb``,
     ``structure``, ``report``, ...) on ``attribute`` by the users of group ``users``
-    (:data:`ALL_USERS`, or the name of one of disjoint groups of users)."""
+    (:data:`ALL_USERS`, or the name of one of disjoint groups of users). ``epsilon = inf``
+    records a query answered on the true data without noise (no finite guarantee)."""
 
     phase: str
     attribute: str
@@ -34,9 +35,10 @@ class Spend:
     users: str = ALL_USERS
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.epsilon < math.inf:  # NaN fails too
+        if not self.epsilon >= 0.0:  # NaN fails too; inf: a query answered without noise
             raise ValueError(
-                f"a ledger item spends a finite epsilon >= 0, not {self.epsilon!r} ({self.phase}, {self.attribute})"
+                f"a ledger item spends an epsilon >= 0 (inf: no bound), not {self.epsilon!r} "
+                f"({self.phase}, {self.attribute})"
             )
 
 

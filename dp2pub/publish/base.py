@@ -28,6 +28,9 @@ class Outcome:
         timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
         extra_metrics: further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
         artifacts: JSON-serializable objects logged as ``<name>.json`` (a learned network, ...).
+        not_private: why the outcome has no finite privacy guarantee, when the configuration
+            asked for a step that answers a query on the true data without noise (its ledger
+            then spends ``inf``); empty for a differentially private outcome.
     """
 
     release: Release
@@ -35,6 +38,7 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)
     extra_metrics: dict[str, float] = field(default_factory=dict)
     artifacts: dict[str, object] = field(default_factory=dict)
+    not_private: str = ""
 
     @property
     def published(self) -> Dataset | None:

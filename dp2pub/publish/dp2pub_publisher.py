@@ -1,23 +1,38 @@
-"""Publisher ``dp2pub``: DP2-Pub (Jiang, Yu, Cheng, Pei, Pless, Yu, IEEE TKDE 2023).
+"""Publisher ``dp2pub``: DP2-Pub (Jiang, Yu, Cheng, Pei, Pless, Yu, "DP2-Pub: Differentially
+Private High-Dimensional Data Publication with Invariant Post Randomization", IEEE TKDE 2023,
+arXiv 2208.11693), in the paper's two versions and one of ours (``trust``):
 
-1. Structure phase. ``split: budget``: every user reports every attribute with GRR at
-   ``eps1 / d``, ``eps1 = structure_fraction * epsilon``. ``split: users``: a disjoint
-   ``structure_fraction`` of the users does so with the whole epsilon (parallel composition).
-   The server learns a Bayesian network of ``degree`` from the reports with GreedyBayes
-   (:mod:`dp2pub.structure.bayes_net`).
-2. Clustering by Markov blanket, capped by ``max_cluster_size`` and ``max_cells``
-   (:mod:`dp2pub.structure.clustering`).
-3. Budget: entropies of the debiased structure-phase marginals give CIF and PBC; cluster C gets
-   ``eps2 * PBC(C)``, split evenly over its attributes (:mod:`dp2pub.structure.budget`).
-4. Release phase: the release users report every attribute with GRR at its budget; the server
-   runs invariant PRAM on each cluster's joint domain and publishes the table (of the release
-   users). ``prior: inverse`` estimates each cluster's distribution as ``project(Q^-1 lambda)``
-   (as the paper and PRAM do); ``prior: ibu`` uses the maximum-likelihood estimate instead.
+``trusted`` (section 4, central epsilon-DP; a curator holds the true table):
+    1. ``eps1 = structure_fraction * epsilon`` (the paper: 1/2). The network is learned on the
+       true data by GreedyBayes whose d-1 choices are exponential mechanisms on mutual
+       information with budget ``eps_net / (d-1)`` each (Algorithm 1, PrivBayes' selector
+       and sensitivity). ``entropies: private`` (ours, the default) takes a share
+       ``entropy_fraction`` of eps1 from the network to answer the d attribute entropies of
+       the budget weights with the Laplace mechanism; ``entropies: exact`` computes them on
+       the true data as the paper does, a query it does not account for: the job then logs
+       ``epsilon_spent = inf`` and warns that the release is not differentially private.
+    2. Markov-blanket clusters (Algorithm 2; heads at random), post-processing.
+    3. ``eps2 = epsilon - eps1``: cluster C gets ``PBC(C) * eps2`` from the entropies (eqs. 2-3),
+       split evenly over its attributes; the curator perturbs every record's attributes with
+       GRR at those budgets (the cluster's channel is their Kronecker product) and publishes
+       invariant PRAM per cluster (section 4.4).
+``local`` (section 5, epsilon-LDP; a semi-honest server):
+    every user reports every attribute with GRR at ``epsilon / d``, the whole budget. The
+    server learns the network from the reports with the non-private GreedyBayes, clusters with
+    the largest-entropy head first (the paper's suggested variant; entropies of the debiased
+    reports) and publishes invariant PRAM per cluster on the same reports. No PBC weights.
+``local_two_phase`` (ours, not the paper's: an LDP adaptation of the trusted version):
+    a structure phase of GRR reports (``split: budget``: every user at ``eps1 / d`` per
+    attribute, ``eps1 = structure_fraction * epsilon``, default 0.2; ``split: users``: a
+    disjoint ``structure_fraction`` of the users with the whole epsilon), the network learned
+    from them, clusters in the network's order, PBC weights from the reports' entropies, and
+    a release phase at ``PBC(C) * eps2`` as in the trusted version.
 
-Every user spends exactly epsilon: ``eps1 + eps2`` with ``split: budget``, epsilon in one
-phase with ``split: users``. ``trust: local`` (users apply the channel) and ``trust: trusted``
-(a curator applies it to the true records) publish tables with the same distribution, so both
-run the same code; the setting is recorded in the artifacts.
+``prior`` is each cluster's estimated distribution: ``inverse`` (the paper's ``Q^-1 lambda``,
+projected onto the simplex because a negative probability cannot be sampled) or ``ibu``
+(maximum likelihood); ``compound`` how a cluster is resampled
+(:mod:`dp2pub.publish.invariant_pram`). Keys that belong to one version are null by default
+and refused for the others; docs/design.md lists the readings of the paper taken here.
 """
 
 from __future__ import annotations
@@ -32,48 +47,117 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget
+from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
-from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
+from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
 from dp2pub.publish.pram import perturb_table
+from dp2pub.publish.privbayes import exponential_selector, mi_sensitivity
 from dp2pub.publish.release import TableRelease
-from dp2pub.structure.bayes_net import greedy_bayes
-from dp2pub.structure.budget import attribute_budgets, cluster_weights
-from dp2pub.structure.clustering import cluster_attributes
-from dp2pub.structure.information import entropy_of_distribution
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int, check_probability
+from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
+from dp2pub.structure.budget import attribute_budgets, cluster_weights, noisy_entropies
+from dp2pub.structure.clustering import HEAD_RULES, cluster_attributes, head_order
+from dp2pub.structure.information import entropy, entropy_of_distribution
+from dp2pub.validation import (
+    ConfigError,
+    check_choice,
+    check_epsilon,
+    check_int,
+    check_optional_float,
+    check_probability,
+)
+
+TRUST: tuple[str, ...] = ("trusted", "local", "local_two_phase")
+ENTROPIES: tuple[str, ...] = ("private", "exact")
+SPLITS: tuple[str, ...] = ("budget", "users")
+#: Defaults of the version-specific keys (null in the config).
+DEFAULTS: dict[str, dict[str, object]] = {
+    "trusted": {"structure_fraction": 0.5, "entropies": "private", "entropy_fraction": 0.1, "cluster_head": "random"},
+    "local": {"cluster_head": "max_entropy"},
+    "local_two_phase": {"structure_fraction": 0.2, "split": "budget", "cluster_head": "network_order"},
+}
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a version hands to the release step: the reports to resample and how they came."""
+
+    reports: np.ndarray
+    oracles: list[GRR]
+    rows: Dataset
+    network: BayesianNetwork
+    entropies: np.ndarray
+    clusters: list[list[int]]
+    weights: np.ndarray | None
+    ledger: list[Spend]
+    not_private: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class DP2PubPublisher(Publisher):
-    """``mechanism=dp2pub`` (see the module docstring for the phases and keys)."""
+    """``mechanism=dp2pub`` (see the module docstring for the versions and keys)."""
 
     name: ClassVar[str] = "dp2pub"
-    degree: int = 2
-    structure_fraction: float = 0.2
-    split: str = "budget"
-    max_cluster_size: int = 4
-    max_cells: int = 10_000
     trust: str = "local"
+    degree: int = 2
     prior: str = "inverse"
+    compound: str = "joint"
+    cluster_head: str | None = None
+    max_cluster_size: int | None = 8
+    max_cells: int | None = 1_000_000
+    structure_fraction: float | None = None
+    entropies: str | None = None
+    entropy_fraction: float | None = None
+    split: str | None = None
 
     def __post_init__(self) -> None:
+        check_choice(self.trust, "trust", TRUST)
         check_int(self.degree, "degree", 1)
-        check_probability(self.structure_fraction, "structure_fraction")
-        check_choice(self.split, "split", ("budget", "users"))
-        check_int(self.max_cluster_size, "max_cluster_size", 1)
-        check_int(self.max_cells, "max_cells", 1)
-        check_choice(self.trust, "trust", ("local", "trusted"))
         check_choice(self.prior, "prior", PRIORS)
+        check_choice(self.compound, "compound", COMPOUNDS)
+        for key, value in (("max_cluster_size", self.max_cluster_size), ("max_cells", self.max_cells)):
+            if value is not None:
+                check_int(value, key, 1)
+        allowed = DEFAULTS[self.trust]
+        for key in ("structure_fraction", "entropies", "entropy_fraction", "split"):
+            if getattr(self, key) is not None and key not in allowed:
+                raise ConfigError(key, getattr(self, key), f"null with trust={self.trust} (a key of {_owners(key)})")
+        self._check_values()
+
+    def _check_values(self) -> None:
+        if self.cluster_head is not None:
+            check_choice(self.cluster_head, "cluster_head", HEAD_RULES)
+        if self.structure_fraction is not None:
+            check_probability(self.structure_fraction, "structure_fraction")
+        if self.entropies is not None:
+            check_choice(self.entropies, "entropies", ENTROPIES)
+        check_optional_float(self.entropy_fraction, "entropy_fraction", 0.0, 1.0)
+        if self.entropy_fraction is not None and self.setting("entropies") == "exact":
+            raise ConfigError("entropy_fraction", self.entropy_fraction, "null with entropies=exact (nothing to pay)")
+        if self.split is not None:
+            check_choice(self.split, "split", SPLITS)
+
+    def setting(self, key: str) -> object:
+        """The value of a version-specific key: as set, else the version's default."""
+        value = getattr(self, key)
+        return DEFAULTS[self.trust].get(key) if value is None else value
+
+    def fraction(self, key: str) -> float:
+        """A version-specific share (``structure_fraction``, ``entropy_fraction``) as a float."""
+        value = self.setting(key)
+        assert isinstance(value, (int, float)), key  # checked in __post_init__, defaults are floats
+        return float(value)
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """PRAM's memory, the structure phase's network and a joint table of at most
-        ``max_cells`` cells per cluster (float64, a few per cluster)."""
-        d = len(sizes)
+        """The reports and the published table, the channels, the network's largest tables,
+        and a cluster's joint tables and posterior weights (users in chunks)."""
+        cells = math.prod(int(k) for k in sizes)
+        cluster_cells = cells if self.max_cells is None else min(self.max_cells, cells)
         return (
-            2 * working_bytes(n, sizes)
+            3 * working_bytes(n, sizes)
             + channel_bytes(sizes)
-            + network_bytes(sizes, min(self.degree, d - 1))
-            + 32 * d * min(self.max_cells, math.prod(int(k) for k in sizes))
+            + network_bytes(sizes, min(self.degree, len(sizes) - 1))
+            + 48 * cluster_cells
+            + 16 * (1 << 22)
         )
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
@@ -82,69 +166,145 @@ class DP2PubPublisher(Publisher):
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for dp2pub's network")
         if self.degree >= data.d:
             raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
-        sizes = data.domain.sizes
         times: dict[str, float] = {}
-        start = time.perf_counter()
+        version = {"trusted": self._trusted, "local": self._local, "local_two_phase": self._two_phase}
+        draft = version[self.trust](data, epsilon, rng, times)
+        mark = time.perf_counter()
+        published = pram_clusters(draft.reports, draft.oracles, draft.clusters, rng, self.prior, self.compound)
+        times["pram"] = time.perf_counter() - mark
+        release = TableRelease(draft.rows.with_codes(published))
+        return Outcome(
+            release, draft.ledger, times, artifacts=self._artifacts(data, draft), not_private=draft.not_private
+        )
 
-        if self.split == "budget":
-            eps1, eps2 = self.structure_fraction * epsilon, (1 - self.structure_fraction) * epsilon
-            learners, releasers = data, data
+    def _trusted(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:
+        """Section 4: the curator learns the network privately, then perturbs every record."""
+        names, d = data.domain.names, data.d
+        eps1 = self.fraction("structure_fraction") * epsilon
+        private = self.setting("entropies") == "private"
+        eps_h = self.fraction("entropy_fraction") * eps1 if private else 0.0
+        net_share = split_budget(eps1 - eps_h, d - 1)
+        mark = time.perf_counter()
+        select = exponential_selector(net_share, mi_sensitivity(data.n))
+        network = greedy_bayes(data, self.degree, rng=rng, select=select)
+        times["structure"] = time.perf_counter() - mark
+        ledger = [Spend("structure", f"selection {i + 1} (exponential mechanism)", net_share) for i in range(d - 1)]
+        if private:
+            h_share = split_budget(eps_h, d)
+            entropies = noisy_entropies(data.codes, data.domain.sizes, h_share, rng)
+            ledger += [Spend("weights", f"entropy of {a} (Laplace)", h_share) for a in names]
         else:
-            eps1 = eps2 = epsilon
-            in_structure = np.zeros(data.n, dtype=bool)
-            in_structure[rng.permutation(data.n)[: max(1, round(self.structure_fraction * data.n))]] = True
-            if in_structure.all():
-                raise ConfigError(
-                    "mechanism.structure_fraction", self.structure_fraction, "a share that leaves release users"
-                )
-            learners, releasers = data.rows(in_structure), data.rows(~in_structure)
-        share1 = split_budget(eps1, data.d)
-        reports, oracles = perturb_table(learners, [share1] * data.d, rng)
-        times["perturb"] = time.perf_counter() - start
+            entropies = np.array([entropy(data.codes[:, j], [int(k)]) for j, k in enumerate(data.domain.sizes)])
+        clusters, weights = self._clusters_and_weights(network, entropies, data.domain.sizes, rng)
+        spent = [item.epsilon for item in ledger]
+        budgets = self._release_budgets(clusters, weights, epsilon - eps1, epsilon, spent, d)
+        mark = time.perf_counter()
+        reports, oracles = perturb_table(data, budgets, rng)
+        times["perturb"] = time.perf_counter() - mark
+        ledger += [Spend("release", a, b) for a, b in zip(names, budgets)]
+        not_private = ""
+        if not private:
+            ledger.append(Spend("weights", "entropies of the true data (no noise)", math.inf))
+            not_private = "entropies=exact: the budget weights use the true data's entropies, which no noise protects"
+        return Draft(reports, oracles, data, network, entropies, clusters, weights, ledger, not_private)
 
+    def _local(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:
+        """Section 5: users report every attribute at epsilon/d; the server does the rest."""
+        share = split_budget(epsilon, data.d)
+        mark = time.perf_counter()
+        reports, oracles = perturb_table(data, [share] * data.d, rng)
+        times["perturb"] = time.perf_counter() - mark
+        network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
+        heads = head_order(str(self.setting("cluster_head")), network, entropies, rng)
+        clusters = cluster_attributes(network, data.domain.sizes, self.max_cluster_size, self.max_cells, heads)
+        ledger = [Spend("perturb", a, share) for a in data.domain.names]
+        return Draft(reports, oracles, data, network, entropies, clusters, None, ledger)
+
+    def _two_phase(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:
+        """Ours: a structure phase of GRR reports, then an entropy-weighted release phase."""
+        fraction = self.fraction("structure_fraction")
+        by_budget = self.setting("split") == "budget"
+        learners, releasers, eps1 = data, data, fraction * epsilon
+        if not by_budget:
+            learners, releasers = _split_users(data, fraction, rng)
+            eps1 = epsilon
+        share1 = split_budget(eps1, data.d)
+        mark = time.perf_counter()
+        reports, oracles = perturb_table(learners, [share1] * data.d, rng)
+        times["perturb"] = time.perf_counter() - mark
+        network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
+        clusters, weights = self._clusters_and_weights(network, entropies, data.domain.sizes, rng)
+        paid = [share1] * data.d if by_budget else []
+        eps2 = epsilon - eps1 if by_budget else epsilon
+        budgets = self._release_budgets(clusters, weights, eps2, epsilon, paid, data.d)
+        mark = time.perf_counter()
+        released, release_oracles = perturb_table(releasers, budgets, rng)
+        times["perturb"] += time.perf_counter() - mark
+        users = (ALL_USERS, ALL_USERS) if by_budget else ("structure", "release")
+        names = data.domain.names
+        ledger = [Spend("structure", a, share1, users[0]) for a in names]
+        ledger += [Spend("release", a, b, users[1]) for a, b in zip(names, budgets)]
+        return Draft(released, release_oracles, releasers, network, entropies, clusters, weights, ledger)
+
+    def _learn_from_reports(
+        self,
+        reports: np.ndarray,
+        oracles: list[GRR],
+        sizes: np.ndarray,
+        rng: np.random.Generator,
+        times: dict[str, float],
+    ) -> tuple[BayesianNetwork, np.ndarray]:
+        """The non-private GreedyBayes network of the reports and the entropies of their
+        debiased (norm-sub) 1-way estimates: post-processing of LDP reports."""
         mark = time.perf_counter()
         network = greedy_bayes(reports, self.degree, sizes=sizes, rng=rng)
         times["structure"] = time.perf_counter() - mark
-
         entropies = [entropy_of_distribution(o.estimate(reports[:, j], "norm_sub")) for j, o in enumerate(oracles)]
-        clusters = cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells)
-        weights = cluster_weights(clusters, entropies)
-        budgets = attribute_budgets(clusters, weights, eps2, data.d)
-        # the release shares, with what a user already paid for the structure (split=budget)
-        paid = [share1] * data.d if self.split == "budget" else []
-        budgets = np.array(fit_shares(list(budgets), epsilon, spent=paid))
+        return network, np.array(entropies)
 
-        mark = time.perf_counter()
-        released, release_oracles = perturb_table(releasers, list(budgets), rng)
-        times["perturb"] += time.perf_counter() - mark
-        mark = time.perf_counter()
-        published = np.empty_like(released)
-        for cluster in clusters:
-            published[:, cluster] = invariant_pram(
-                released[:, cluster], [release_oracles[j] for j in cluster], rng, self.prior
-            )[0]
-        times["pram"] = time.perf_counter() - mark
+    def _clusters_and_weights(
+        self, network: BayesianNetwork, entropies: np.ndarray, sizes: np.ndarray, rng: np.random.Generator
+    ) -> tuple[list[list[int]], np.ndarray]:
+        """The clusters (heads by the version's rule) and their PBC weights."""
+        heads = head_order(str(self.setting("cluster_head")), network, entropies, rng)
+        clusters = cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells, heads)
+        return clusters, cluster_weights(clusters, entropies)
 
-        table = releasers.with_codes(published)
+    @staticmethod
+    def _release_budgets(
+        clusters: list[list[int]], weights: np.ndarray, eps2: float, epsilon: float, spent: list[float], d: int
+    ) -> list[float]:
+        """Per attribute ``eps2 PBC(C) / |C|``, fitted so that with ``spent`` they sum to at most epsilon."""
+        return fit_shares([float(b) for b in attribute_budgets(clusters, weights, eps2, d)], epsilon, spent=spent)
+
+    def _artifacts(self, data: Dataset, draft: Draft) -> dict[str, object]:
         names = data.domain.names
-        shared = self.split == "budget"  # else disjoint structure and release users
-        ledger = [Spend("structure", a, share1, ALL_USERS if shared else "structure") for a in names]
-        ledger += [
-            Spend("release", names[a], float(budgets[a]), ALL_USERS if shared else "release") for a in range(data.d)
-        ]
-        artifacts = {
-            "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
-            "clusters": [
-                {"attributes": [names[a] for a in cluster], "pbc": float(w), "epsilon": float(eps2 * w)}
-                for cluster, w in zip(clusters, weights)
-            ],
-            "entropies": {a: float(h) for a, h in zip(names, entropies)},
-            "settings": {
-                "split": self.split,
-                "trust": self.trust,
-                "prior": self.prior,
-                "epsilon1": eps1,
-                "epsilon2": eps2,
-            },
+        release = {item.attribute: item.epsilon for item in draft.ledger if item.phase in ("release", "perturb")}
+        clusters = []
+        for i, cluster in enumerate(draft.clusters):
+            entry: dict[str, object] = {"attributes": [names[a] for a in cluster]}
+            entry["epsilon"] = math.fsum(release[names[a]] for a in cluster)
+            if draft.weights is not None:
+                entry["pbc"] = float(draft.weights[i])
+            clusters.append(entry)
+        settings = {key: self.setting(key) for key in DEFAULTS[self.trust]}
+        return {
+            "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in draft.network.pairs()],
+            "clusters": clusters,
+            "entropies": {a: float(h) for a, h in zip(names, draft.entropies)},
+            "settings": {"trust": self.trust, "prior": self.prior, "compound": self.compound, **settings},
         }
-        return Outcome(TableRelease(table), ledger, times, artifacts=artifacts)
+
+
+def _owners(key: str) -> str:
+    """The versions that take ``key``, for error messages."""
+    return " or ".join(f"trust={t}" for t, keys in DEFAULTS.items() if key in keys)
+
+
+def _split_users(data: Dataset, fraction: float, rng: np.random.Generator) -> tuple[Dataset, Dataset]:
+    """A uniformly random ``fraction`` of the users (at least one) and the others."""
+    in_structure = np.zeros(data.n, dtype=bool)
+    in_structure[rng.permutation(data.n)[: max(1, round(fraction * data.n))]] = True
+    if in_structure.all():
+        raise ConfigError("mechanism.structure_fraction", fraction, "a share that leaves release users")
+    return data.rows(in_structure), data.rows(~in_structure)

@@ -27,12 +27,15 @@ import numpy as np
 
 from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.data.sampling import sample_rows
+from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import ibu
 from dp2pub.validation import check_choice
 
 PRIORS: tuple[str, ...] = ("inverse", "ibu")
+#: How a cluster of several attributes is resampled (see the module docstring).
+COMPOUNDS: tuple[str, ...] = ("joint", "kronecker")
 
 
 def estimate_prior(reports: np.ndarray, oracles: Sequence[GRR], method: str = "inverse") -> np.ndarray:
@@ -70,14 +73,29 @@ def posterior_matrix(prior: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
 def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator) -> np.ndarray:
     """Replace each joint report (row of ``reports``) by a draw from its posterior row."""
     n, c = reports.shape
+    subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
+    marginals = [prior.sum(axis=tuple(j for j in range(c) if j not in s)) if s else None for s in subsets]
+    out = reports.copy()
+    for part in chunks(n, len(subsets)):
+        out[part] = _resample_chunk(reports[part], prior, oracles, subsets, marginals, rng)
+    return out
+
+
+def _resample_chunk(
+    reports: np.ndarray,
+    prior: np.ndarray,
+    oracles: Sequence[GRR],
+    subsets: list[tuple[int, ...]],
+    marginals: list,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """:func:`resample` for one chunk of users (``marginals[i]``: pi's marginal on ``subsets[i]``)."""
+    n, c = reports.shape
     shape = prior.shape
     gains = [(o.p - o.q) / o.q for o in oracles]
-    subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
     weights = np.empty((n, len(subsets)))
     for index, subset in enumerate(subsets):
-        summed = tuple(j for j in range(c) if j not in subset)
-        marginal = prior.sum(axis=summed) if summed else prior
-        at = marginal[tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
+        at = marginals[index][tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
         weights[:, index] = math.prod(gains[j] for j in subset) * at
     chosen = sample_rows(weights, np.arange(n), rng)
     out = reports.copy()
@@ -105,3 +123,24 @@ def invariant_pram(
     """Invariant PRAM of a cluster's reports (n, c): returns (published codes, estimated prior)."""
     estimated = estimate_prior(reports, oracles, prior)
     return resample(reports, estimated, oracles, rng), estimated
+
+
+def pram_clusters(
+    reports: np.ndarray,
+    oracles: Sequence[GRR],
+    clusters: Sequence[Sequence[int]],
+    rng: np.random.Generator,
+    prior: str = "inverse",
+    compound: str = "joint",
+) -> np.ndarray:
+    """Invariant PRAM of every cluster of a table of GRR reports (n, d): the published codes.
+
+    ``compound`` (:data:`COMPOUNDS`): ``joint`` resamples each cluster from its compound
+    posterior, ``kronecker`` each attribute from its own.
+    """
+    check_choice(compound, "compound", COMPOUNDS)
+    groups = [list(c) for c in clusters] if compound == "joint" else [[a] for c in clusters for a in c]
+    published = np.empty_like(reports)
+    for group in groups:
+        published[:, group] = invariant_pram(reports[:, group], [oracles[j] for j in group], rng, prior)[0]
+    return published

@@ -49,8 +49,8 @@ class NaiveBayesRelease(Release):
         return ("nb",)
 
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
-        """The model itself, for ``nb``; no other model."""
-        return self.model if model == "nb" else None
+        """The model itself, for ``nb`` and the target it learned; no other model or task."""
+        return self.model if model == "nb" and original.target_column == self.target else None
 
     def baseline(self, model: str, original: Dataset, random_state: int) -> Classifier:
         """CategoricalNB with the model's ``alpha`` on the original training rows."""

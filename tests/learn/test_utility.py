@@ -106,3 +106,47 @@ def test_adult_dp2pub_logs_classifier_accuracy():
     assert_accuracies(m)
     assert (m["n_train"], m["n_test"]) == (30162, 15060)
     assert m["accuracy_logreg_baseline"] > 0.8
+
+
+def test_tasks_give_misclassification_per_task_with_baseline_and_majority():
+    m = car(
+        "mechanism=grr", "mechanism.estimator=none", "epsilon=60", "metrics.models=[nb]", "metrics.tasks=[class,safety]"
+    ).metrics
+    assert "accuracy_nb" not in m
+    for task in ("class", "safety"):
+        for name in (f"misclass_nb.{task}", f"misclass_nb_baseline.{task}", f"misclass_majority.{task}"):
+            assert 0.0 <= m[name] <= 1.0, name
+    # at epsilon 60 the table is the original: the same model errs the same
+    assert m["misclass_nb.class"] == pytest.approx(m["misclass_nb_baseline.class"], abs=0.02)
+    assert m["misclass_nb_baseline.class"] < m["misclass_majority.class"] - 0.1  # car's class is learnable
+    # safety is uniform over 3 values and stratification was on the target (class): majority errs ~2/3
+    assert m["misclass_majority.safety"] == pytest.approx(2 / 3, abs=0.05)
+
+
+def test_tasks_split_a_table_without_a_target_and_refuse_unknown_attributes():
+    m = run_job(
+        plain(
+            [
+                "dataset=synthetic_bn",
+                "dataset.n=2000",
+                "mechanism=pram",
+                "epsilon=4",
+                "metrics.models=[logreg]",
+                "metrics.tasks=[a0]",
+                "metrics.test_size=0.2",
+            ]
+        )
+    ).metrics
+    assert (m["n_train"], m["n_test"]) == (1600, 400)
+    assert {"misclass_logreg.a0", "misclass_logreg_baseline.a0", "misclass_majority.a0"} <= set(m)
+    with pytest.raises(ConfigError, match="metrics.tasks='income' .*attributes of synthetic_bn: a0, a1"):
+        run_job(plain(["dataset=synthetic_bn", "dataset.n=2000", "metrics.tasks=[income]"]))
+    for bad in ("income", "[]"):
+        with pytest.raises(ConfigError, match="metrics.tasks=.*a list of attribute names"):
+            run_job(plain(["dataset=car", f"metrics.tasks={bad}"]))
+
+
+def test_a_model_the_release_is_answers_only_its_own_target():
+    m = car("mechanism=ldp_nb", "epsilon=4", "metrics.models=[]", "metrics.tasks=[class,safety]").metrics
+    assert "misclass_nb.class" in m and "misclass_nb.safety" not in m
+    assert "misclass_majority.safety" in m

@@ -52,7 +52,13 @@ def test_the_ledger_composes_sequentially_within_and_in_parallel_across_user_gro
     assert epsilon_spent([Spend("perturb", "x", 0.1)] * 3) == math.fsum([0.1] * 3)
 
 
-@pytest.mark.parametrize("epsilon", [-0.1, math.inf, math.nan])
-def test_a_ledger_item_spends_a_finite_non_negative_budget(epsilon):
-    with pytest.raises(ValueError, match="finite epsilon >= 0"):
+@pytest.mark.parametrize("epsilon", [-0.1, -math.inf, math.nan])
+def test_a_ledger_item_spends_a_non_negative_budget(epsilon):
+    with pytest.raises(ValueError, match="epsilon >= 0"):
         Spend("perturb", "a", epsilon)
+
+
+def test_a_query_without_noise_spends_inf_and_the_ledger_has_no_bound():
+    ledger = [Spend("perturb", "a", 0.5), Spend("weights", "exact entropies", math.inf)]
+    assert epsilon_spent(ledger) == math.inf
+    assert epsilon_spent(ledger[:1]) == 0.5

@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 from dp2pub.data import Dataset, Domain
+from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms import GRR
-from dp2pub.publish.invariant_pram import channel_matrix, estimate_prior, posterior_matrix, resample
+from dp2pub.publish.invariant_pram import (
+    channel_matrix,
+    estimate_prior,
+    invariant_pram,
+    posterior_matrix,
+    pram_clusters,
+    resample,
+)
 from dp2pub.publish.pram import PRAMPublisher
 
 Z = 4.5
@@ -92,3 +100,46 @@ def test_ibu_prior_is_a_distribution_close_to_the_inverse_on_a_large_sample():
     assert np.abs(mle - inverse).max() < 0.01  # no clipping needed here: both are the same estimate
     with pytest.raises(Exception, match="prior='mode'"):
         estimate_prior(reports, [oracle], "mode")
+
+
+def test_a_clusters_published_joint_is_unbiased_when_the_prior_is_exact(cluster):
+    oracles, _ = cluster
+    rng = np.random.default_rng(11)
+    table = np.column_stack([rng.choice(3, 3000, p=[0.6, 0.3, 0.1]), rng.integers(0, 4, 3000), np.zeros(3000, int)])
+    table[:, 2] = (table[:, 0] + table[:, 1]) % 2  # a correlated cluster
+    exact = marginal_counts(table, (3, 4, 2)) / len(table)  # the prior: the table's own joint
+    reps = 300
+    joints, raws = [], []
+    for _ in range(reps):
+        reports = np.column_stack([o.perturb(table[:, j], rng) for j, o in enumerate(oracles)])
+        joints.append(marginal_counts(resample(reports, exact, oracles, rng), (3, 4, 2)).ravel() / len(table))
+        raws.append(marginal_counts(reports, (3, 4, 2)).ravel() / len(table))
+    joints, raws = np.array(joints), np.array(raws)
+    stderr = joints.std(axis=0, ddof=1) / math.sqrt(reps)
+    assert np.all(np.abs(joints.mean(axis=0) - exact.ravel()) <= Z * stderr + 1e-12)
+    assert np.max(np.abs(raws.mean(axis=0) - exact.ravel()) / stderr.clip(1e-9)) > 20  # the reports are biased
+
+
+def test_users_in_chunks_draw_from_the_same_posterior(cluster, monkeypatch):
+    oracles, prior = cluster
+    rng = np.random.default_rng(12)
+    reports = np.column_stack([rng.integers(0, o.k, 20_000) for o in oracles])
+    monkeypatch.setattr("dp2pub.mechanisms.chunks.CHUNK_CELLS", 8 * 1000)  # 1000 users per chunk (2^3 subsets)
+    published = np.array([marginal_counts(resample(reports, prior, oracles, rng), (3, 4, 2)).ravel() for _ in range(3)])
+    expected = marginal_counts(reports, (3, 4, 2)).ravel() @ posterior_matrix(prior, oracles)
+    spread = np.sqrt(3 * expected)  # a sum of independent draws: variance below the count
+    assert np.all(np.abs(published.mean(axis=0) - expected) <= Z * spread / math.sqrt(3) + 1)
+
+
+def test_kronecker_resamples_each_attribute_alone_and_joint_the_cluster():
+    oracles = [GRR(epsilon=1.0, k=3), GRR(epsilon=1.0, k=2)]
+    rng = np.random.default_rng(13)
+    reports = np.column_stack([rng.integers(0, 3, 500), rng.integers(0, 2, 500)])
+    kron = pram_clusters(reports, oracles, [[0, 1]], np.random.default_rng(14), compound="kronecker")
+    alone_rng = np.random.default_rng(14)
+    alone = [invariant_pram(reports[:, [j]], [oracles[j]], alone_rng)[0][:, 0] for j in range(2)]
+    assert np.array_equal(kron, np.column_stack(alone))
+    joint = pram_clusters(reports, oracles, [[0, 1]], np.random.default_rng(14), compound="joint")
+    assert np.array_equal(joint, invariant_pram(reports, oracles, np.random.default_rng(14))[0])
+    with pytest.raises(Exception, match="compound='product'"):
+        pram_clusters(reports, oracles, [[0, 1]], rng, compound="product")
