@@ -6,7 +6,7 @@ from dp2pub.data.car import load_car
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.data.errors import DataFileError, DataNotFoundError
-from dp2pub.data.marginals import joint_codes, marginal_counts
+from dp2pub.data.marginals import joint_codes, marginal_counts, stacked_marginal_counts
 from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.sampling import sample_rows
 from dp2pub.data.synthetic import make_synthetic
@@ -27,4 +27,5 @@ __all__ = [
     "make_synthetic_bn",
     "marginal_counts",
     "sample_rows",
+    "stacked_marginal_counts",
 ]

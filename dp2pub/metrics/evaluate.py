@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.data.marginals import marginal_counts
-from dp2pub.metrics.distances import mse, tvd
-from dp2pub.metrics.subsets import attribute_subsets
+from dp2pub.data.marginals import marginal_counts, stacked_marginal_counts, subset_cells
+from dp2pub.metrics.distances import mse, stacked_tvd, tvd
+from dp2pub.metrics.subsets import attribute_subsets, cell_chunks
 from dp2pub.publish.release import Release
 from dp2pub.validation import check_int
+
+
+def subset_tvds(
+    original: Dataset,
+    subsets: Sequence[tuple[int, ...]],
+    estimates: Callable[[list[tuple[int, ...]]], np.ndarray],
+    max_cells: int = 2**22,
+) -> np.ndarray:
+    """TVD between ``original``'s joint marginal of each subset and its estimate, in order.
+
+    ``estimates`` answers a list of subsets as :meth:`Release.marginals` does (usually that
+    method); subsets go in runs of at most ``max_cells`` cells (:func:`cell_chunks`), and the
+    original's marginals of a run are counted together (:func:`stacked_marginal_counts`).
+    """
+    sizes = original.domain.sizes
+    out = [np.zeros(0)]
+    for chunk, cells in cell_chunks(subsets, subset_cells(sizes, subsets), max_cells):
+        truth = stacked_marginal_counts(original.codes, sizes, chunk) / original.n
+        out.append(stacked_tvd(truth, estimates(chunk), cells))
+    return np.concatenate(out)
 
 
 @dataclass
@@ -23,6 +44,44 @@ class Evaluation:
     metrics: dict[str, float]
     per_attribute: pd.DataFrame
     timings: dict[str, float] = field(default_factory=dict)
+
+
+class _Timed:
+    """``release.marginals``, adding the time spent in it to :attr:`seconds`."""
+
+    def __init__(self, release: Release) -> None:
+        self.release = release
+        self.seconds = 0.0
+
+    def __call__(self, subsets: list[tuple[int, ...]]) -> np.ndarray:
+        start = time.perf_counter()
+        out = self.release.marginals(subsets)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def _per_attribute(
+    original: Dataset, release: Release, estimates: Callable[[list[tuple[int, ...]]], np.ndarray]
+) -> pd.DataFrame:
+    """One row per attribute: its TVD, ``mse_freq``, ``mse_count`` and ``mse_theory``."""
+    sizes = original.domain.sizes
+    answers = estimates([(j,) for j in range(original.d)])
+    rows = []
+    for j, name in enumerate(original.domain.names):
+        counts = marginal_counts(original.codes[:, [j]], sizes[[j]])
+        truth = counts / original.n
+        estimate = answers[int(sizes[:j].sum()) : int(sizes[: j + 1].sum())]
+        rows.append(
+            {
+                "attribute": name,
+                "domain_size": int(sizes[j]),
+                "tvd": tvd(truth, estimate),
+                "mse_freq": mse(truth, estimate),
+                "mse_count": mse(counts, estimate * original.n),
+                "mse_theory": release.expected_mse(j, truth),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def evaluate_marginals(
@@ -37,39 +96,17 @@ def evaluate_marginals(
     Returns ``tvd_1way``, ``mse_freq``, ``mse_count`` and, when every attribute has one,
     ``mse_theory`` (all means over attributes of per-attribute means over values), plus
     ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
-    TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them. The time spent asking the
-    release for its marginals is reported as ``estimate``, the rest as ``metrics``.
+    TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them.
+    The time spent asking the release for its marginals (:meth:`Release.marginals`) is
+    reported as ``estimate``, the rest as ``metrics``.
     """
     for way in ways:
         check_int(way, "ways", 1, original.d)
     if max_subsets is not None:
         check_int(max_subsets, "max_subsets", 1)
-    estimate_time = 0.0
     start = time.perf_counter()
-
-    def ask(columns: tuple[int, ...]) -> np.ndarray:
-        nonlocal estimate_time
-        t = time.perf_counter()
-        out = release.marginal(columns)
-        estimate_time += time.perf_counter() - t
-        return out
-
-    rows = []
-    for j, name in enumerate(original.domain.names):
-        counts = marginal_counts(original.codes[:, [j]], original.domain.sizes[[j]])
-        truth = counts / original.n
-        estimate = ask((j,))
-        rows.append(
-            {
-                "attribute": name,
-                "domain_size": int(original.domain.sizes[j]),
-                "tvd": tvd(truth, estimate),
-                "mse_freq": mse(truth, estimate),
-                "mse_count": mse(counts, estimate * original.n),
-                "mse_theory": release.expected_mse(j, truth),
-            }
-        )
-    table = pd.DataFrame(rows)
+    estimates = _Timed(release)
+    table = _per_attribute(original, release, estimates)
     metrics = {
         "tvd_1way": float(table["tvd"].mean()),
         "mse_freq": float(table["mse_freq"].mean()),
@@ -79,10 +116,7 @@ def evaluate_marginals(
         metrics["mse_theory"] = float(table["mse_theory"].astype(float).mean())
     max_way = release.max_way
     for way in sorted(w for w in set(ways) - {1} if max_way is None or w <= max_way):
-        distances = []
-        for cols in attribute_subsets(original.d, way, max_subsets, rng):
-            truth = marginal_counts(original.codes[:, list(cols)], original.domain.sizes[list(cols)])
-            distances.append(tvd(truth / original.n, ask(cols)))
+        distances = subset_tvds(original, attribute_subsets(original.d, way, max_subsets, rng), estimates)
         metrics[f"tvd_{way}way"] = float(np.mean(distances))
     total = time.perf_counter() - start
-    return Evaluation(metrics, table, {"estimate": estimate_time, "metrics": total - estimate_time})
+    return Evaluation(metrics, table, {"estimate": estimates.seconds, "metrics": total - estimates.seconds})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -25,3 +26,17 @@ def attribute_subsets(d: int, way: int, max_subsets: int | None, rng: np.random.
     picks = np.sort(rng.choice(total, size=max_subsets, replace=False))
     wanted = set(picks.tolist())
     return [c for i, c in enumerate(itertools.combinations(range(d), way)) if i in wanted]
+
+
+def cell_chunks(
+    subsets: Sequence[tuple[int, ...]], cells: np.ndarray, max_cells: int = 2**22
+) -> Iterator[tuple[list[tuple[int, ...]], np.ndarray]]:
+    """Consecutive runs of ``subsets`` (with their cell counts ``cells``) of at most
+    ``max_cells`` cells in all, or one subset each when it alone is larger."""
+    ends = np.cumsum(cells)
+    start = 0
+    while start < len(subsets):
+        before = int(ends[start - 1]) if start else 0
+        end = max(start + 1, int(np.searchsorted(ends, before + max_cells, side="right")))
+        yield list(subsets[start:end]), cells[start:end]
+        start = end
