@@ -1,24 +1,48 @@
 """Publisher ``privbayes``: PrivBayes, the central-DP baseline of the DP2-Pub paper.
 
 Zhang, Cormode, Procopiuc, Srivastava, Xiao, "PrivBayes: Private Data Release via Bayesian
-Networks", SIGMOD 2014 / TODS 2017. A trusted curator holds the true table and spends
-``epsilon`` in two parts (sequential composition):
+Networks", SIGMOD 2014 / ACM TODS 2017. A trusted curator holds the true table of n records.
 
-1. ``eps1 = beta * epsilon``: GreedyBayes where each of the ``d - 1`` choices of a (child,
-   parents) pair is made by the exponential mechanism on mutual information with budget
-   ``eps1 / (d - 1)``: ``Pr[pair] ∝ exp(eps1 / (d - 1) * I / (2 Delta))``, with the
-   sensitivity of mutual information for general domains (Lemma 1),
-   ``Delta = (2/n) ln((n+1)/2) + ((n-1)/n) ln((n+1)/(n-1))``, an upper bound of the binary
-   case's, used for every candidate.
-2. ``eps2 = (1 - beta) * epsilon``: each of the d joint distributions (child, parents) gets
-   Laplace noise of scale ``2 d / (n eps2)`` per cell (each has L1 sensitivity 2/n); negative
-   cells are clipped and the conditionals normalized (Algorithm 1, NoisyConditionals).
+**Neighbouring tables** differ by *replacing* one record: n is the same on both sides and is
+public (the release has n records). Both sensitivities below are for this relation, the one
+the paper's Lemma 1 assumes: its bounds hold, and the binary one is attained, when one record
+moves from one cell to another with n fixed (``tests/publish/test_privbayes.py`` checks this
+by enumerating small tables).
+
+The budget is spent in two parts (sequential composition), ``eps1 + eps2 = epsilon``:
+
+1. ``eps1 = beta * epsilon``: GreedyBayes (Algorithm 4), each of its ``d - 1`` choices of a
+   (child X, parents Pi) pair an exponential mechanism at ``e = eps1 / (d - 1)`` that draws
+   a pair with probability ``∝ exp(e * I(X; Pi) / (2 Delta(X, Pi)))``. ``Delta(X, Pi)`` is
+   the pair's own bound on the sensitivity of mutual information (Lemma 1):
+   ``(1/n) ln n + ((n-1)/n) ln(n/(n-1))`` when X or Pi is binary (|dom| <= 2), else
+   ``(2/n) ln((n+1)/2) + ((n-1)/n) ln((n+1)/(n-1))``. This is the exponential mechanism of
+   the normalized score ``u(D, pair) = I_D(X; Pi) / Delta(X, Pi)``: for neighbours D, D',
+   ``|u(D, pair) - u(D', pair)| <= 1`` for *every* pair, so u has sensitivity 1 and
+   ``Pr ∝ exp(e * u / 2)`` is e-DP (McSherry-Talwar: the weight of each pair changes by at
+   most ``e^(e/2)``, the normalizer by at most ``e^(e/2)`` the other way). It needs only
+   that each ``Delta`` is fixed before the data are seen: it depends on n and the declared
+   domain sizes (public), not on the values observed, and the candidate pairs depend only on
+   the choices already published.
+2. ``eps2 = (1 - beta) * epsilon``: NoisyConditionals (Algorithm 1). Only the ``d - k``
+   joints ``Pr[X_i, Pi_i]``, i = k+1..d in the network's order, are measured: each has L1
+   sensitivity ``2/n`` (a replaced record moves ``1/n`` of mass out of one cell and into
+   another), each gets ``eps2 / (d - k)``, so every cell gets Laplace noise of scale
+   ``2 (d - k) / (n eps2)``; the paper's ``Lap(4 (d - k) / (n eps))`` is the same scale with
+   its even split ``eps2 = eps / 2``. (With add/remove neighbours one would noise counts, of
+   sensitivity 1, and n would not be public.) Negative cells are set to 0 and each joint is
+   normalized. The first k+1 attributes have prefix parent sets (``Pi_{k+1} = {X_1..X_k}``),
+   so ``Pr[X_i | Pi_i]`` for i <= k is derived from the noisy (k+1)-way joint by
+   marginalizing and conditioning: post-processing, no budget.
 3. n records are sampled ancestrally from the noisy network
-   (:meth:`dp2pub.data.bayes_net.BayesianNetwork.sample`).
+   (:meth:`dp2pub.data.bayes_net.BayesianNetwork.sample`): post-processing.
 
-The degree is ``degree``, or, with ``theta`` set, the largest k for which a typical
-conditional is theta-useful: ``n eps2 / (d * s^(k+1)) >= theta`` with s the median domain
-size (the TODS paper's criterion with binary domains replaced by the median size).
+The degree is ``degree``, or, with ``theta`` set, the largest k whose noisy joints are
+theta-useful: the average cell of a joint, ``1 / |dom(X_i, Pi_i)|``, is at least theta times
+the noise scale, ``n eps2 / (2 (d - k) |dom(X_i, Pi_i)|) >= theta`` (with binary domains,
+``|dom| = 2^(k+1)``: the paper's ``n eps2 / ((d - k) 2^(k+2)) >= theta``). The pairs are not
+known before the network is learnt, so ``|dom(X_i, Pi_i)|`` is taken as ``s^(k+1)``, s the
+median domain size.
 """
 
 from __future__ import annotations
@@ -37,39 +61,111 @@ from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms.accounting import Spend, fit_shares, split_budget
 from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
 from dp2pub.publish.release import TableRelease
-from dp2pub.structure.bayes_net import greedy_bayes
+from dp2pub.structure.bayes_net import PairSelector, Selector, greedy_bayes
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
-def mi_sensitivity(n: int) -> float:
-    """Sensitivity of empirical mutual information on n records, general domains (Lemma 1)."""
+def mi_sensitivity(n: int, binary: bool = False) -> float:
+    """Sensitivity of empirical mutual information I(X; Pi) on n records under replace-one
+    neighbours (Lemma 1): the smaller bound when X or Pi is binary, else the general one."""
     if n < 2:
-        return math.log(2)
+        return math.log(2)  # one record: I = 0 on every table; any bound >= 0 holds
+    if binary:
+        return math.log(n) / n + (n - 1) / n * math.log(n / (n - 1))
     return 2 / n * math.log((n + 1) / 2) + (n - 1) / n * math.log((n + 1) / (n - 1))
 
 
-def exponential_selector(epsilon: float, sensitivity: float):
-    """``select(scores, rng)`` drawing index i with probability ∝ exp(epsilon * s_i / (2 Delta)),
-    by the Gumbel-max trick (exact)."""
+def pair_sensitivities(n: int, sizes: np.ndarray, children: np.ndarray, parent_sets: np.ndarray) -> np.ndarray:
+    """Lemma 1's bound for every candidate (children[i], parent_sets[i]): binary when the
+    child's or the parent set's declared domain has at most 2 values."""
+    parent_cells = np.asarray(sizes, dtype=np.float64)[parent_sets].prod(axis=1)
+    binary = (np.asarray(sizes)[children] <= 2) | (parent_cells <= 2)
+    return np.where(binary, mi_sensitivity(n, binary=True), mi_sensitivity(n))
 
-    def select(scores: np.ndarray, rng: np.random.Generator) -> int:
-        return int(np.argmax(scores * (epsilon / (2 * sensitivity)) + rng.gumbel(size=scores.size)))
+
+def exponential_draw(
+    scores: np.ndarray, sensitivities: np.ndarray | float, epsilon: float, rng: np.random.Generator | None
+) -> int:
+    """Index i drawn with probability ∝ exp(epsilon * scores[i] / (2 sensitivities[i])), by the
+    Gumbel-max trick (exact in distribution)."""
+    if rng is None:
+        raise ValueError("the exponential mechanism needs an rng")
+    weights = scores * (epsilon / (2 * np.asarray(sensitivities, dtype=np.float64)))
+    return int(np.argmax(weights + rng.gumbel(size=scores.size)))
+
+
+def exponential_selector(epsilon: float, sensitivity: float) -> Selector:
+    """``select(scores, rng)``: the exponential mechanism with one sensitivity for all."""
+
+    def select(scores: np.ndarray, rng: np.random.Generator | None) -> int:
+        return exponential_draw(scores, sensitivity, epsilon, rng)
 
     return select
+
+
+def privbayes_selector(epsilon: float, n: int, sizes: np.ndarray) -> PairSelector:
+    """``select_pair`` for :func:`greedy_bayes`: the exponential mechanism at ``epsilon`` on
+    each candidate's score normalized by its own Lemma-1 sensitivity (module docstring)."""
+
+    def select(
+        scores: np.ndarray, children: np.ndarray, parent_sets: np.ndarray, rng: np.random.Generator | None
+    ) -> int:
+        return exponential_draw(scores, pair_sensitivities(n, sizes, children, parent_sets), epsilon, rng)
+
+    return select
+
+
+def laplace_scale(n: int, epsilon2: float, marginals: int) -> float:
+    """Per-cell Laplace scale of Algorithm 1: ``marginals`` joints of L1 sensitivity 2/n
+    (replace-one neighbours) sharing ``epsilon2``: ``2 marginals / (n epsilon2)``."""
+    return 2 * marginals / (n * epsilon2)
+
+
+def prefix_degree(network: BayesianNetwork) -> int:
+    """k = the network's degree, after checking Algorithm 1's premise (which GreedyBayes,
+    Algorithm 4, meets): the i-th attribute of the order, i = 1..k+1, has the i-1 attributes
+    before it as its parents."""
+    k = network.degree
+    for i, child in enumerate(network.order[: k + 1]):
+        if network.parents[child] != tuple(sorted(network.order[:i])):
+            raise ValueError(f"attribute {child}'s parents are not the {i} attributes before it (GreedyBayes order)")
+    return k
+
+
+def noisy_joint(data: Dataset, columns: list[int], scale: float, rng: np.random.Generator) -> np.ndarray:
+    """Pr*[columns]: the joint frequencies plus Laplace(scale) per cell, negatives set to 0,
+    normalized (uniform if nothing is left), shaped by the columns' domain sizes."""
+    sizes = data.domain.sizes[columns]
+    joint = marginal_counts(data.codes[:, columns], sizes) / data.n
+    clipped = np.clip(joint + rng.laplace(0.0, scale, size=joint.shape), 0, None)
+    total = clipped.sum()
+    return clipped / total if total > 0 else np.full(joint.shape, 1.0 / joint.size)
+
+
+def conditional_from_joint(joint: np.ndarray, axes: list[int], child: int, parents: Sequence[int]) -> np.ndarray:
+    """Pr[child | parents], shape (|dom parents|, |dom child|), from a joint whose axes are the
+    attributes ``axes`` (a superset of child and parents): marginalize, then condition."""
+    keep = sorted([*parents, child])
+    marginal = joint.sum(axis=tuple(j for j, a in enumerate(axes) if a not in keep))
+    kept_axes = [a for a in axes if a in keep]  # the kept axes, in the joint's order
+    marginal = np.moveaxis(marginal, [kept_axes.index(a) for a in [*parents, child]], list(range(len(keep))))
+    return clip_rows(marginal.reshape(-1, joint.shape[axes.index(child)]))
 
 
 def noisy_conditionals(
     data: Dataset, network: BayesianNetwork, epsilon2: float, rng: np.random.Generator
 ) -> dict[int, np.ndarray]:
-    """``P(child | parents)`` tables, shape (|dom parents|, |dom child|), from Laplace-noised joints."""
-    sizes, scale = data.domain.sizes, 2 * data.d / (data.n * epsilon2)
-    tables = {}
-    for child, parents in network.pairs():
-        columns = [*list(parents), child]
-        joint = marginal_counts(data.codes[:, columns], sizes[columns]) / data.n
-        noisy = joint + rng.laplace(0.0, scale, size=joint.shape)
-        rows = noisy.reshape(-1, sizes[child])
-        tables[child] = clip_rows(rows)
+    """``P(child | parents)`` tables, shape (|dom parents|, |dom child|), by Algorithm 1:
+    Laplace noise on the d-k joints of the attributes k+1..d of the order only; the first k
+    conditionals from the noisy (k+1)-way joint (module docstring)."""
+    k, order, parents = prefix_degree(network), network.order, network.parents
+    scale = laplace_scale(data.n, epsilon2, data.d - k)
+    prefix_axes = [*parents[order[k]], order[k]]  # X_1..X_{k+1}
+    prefix = noisy_joint(data, prefix_axes, scale, rng)
+    tables = {child: conditional_from_joint(prefix, prefix_axes, child, parents[child]) for child in order[: k + 1]}
+    for child in order[k + 1 :]:
+        axes = [*parents[child], child]
+        tables[child] = conditional_from_joint(noisy_joint(data, axes, scale, rng), axes, child, parents[child])
     return tables
 
 
@@ -79,6 +175,24 @@ def clip_rows(rows: np.ndarray) -> np.ndarray:
     totals = clipped.sum(axis=1, keepdims=True)
     uniform = np.full_like(clipped, 1.0 / clipped.shape[1])
     return np.where(totals > 0, clipped / np.where(totals > 0, totals, 1), uniform)
+
+
+def usefulness(n: int, d: int, k: int, epsilon2: float, cells: float) -> float:
+    """Average cell of a joint of ``cells`` cells over the Laplace scale of Algorithm 1 at
+    degree k: ``n epsilon2 / (2 (d - k) cells)`` (theta-usefulness)."""
+    return (1.0 / cells) / laplace_scale(n, epsilon2, d - k)
+
+
+def split_epsilon(epsilon: float, beta: float) -> tuple[float, float]:
+    """``(eps1, eps2)``, ``eps1 ≈ beta * epsilon``, whose ledger sum ``fsum([eps1, eps2])`` is
+    ``epsilon`` (never above it): ``eps2`` is what is left, and ``eps1`` what is left of that
+    where rounding lost a unit in the last place."""
+    eps1 = beta * epsilon
+    eps2 = epsilon - eps1
+    if math.fsum([eps1, eps2]) != epsilon:
+        eps1 = epsilon - eps2
+    shares = fit_shares([eps1, eps2], epsilon)
+    return shares[0], shares[1]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,38 +219,37 @@ class PrivBayesPublisher(Publisher):
         return 2 * working_bytes(n, sizes) + len(sizes) * network_bytes(sizes, min(degree, len(sizes) - 1))
 
     def choose_degree(self, data: Dataset, epsilon2: float) -> int:
-        """``degree`` if set, else the theta-useful degree (at least 1, at most d - 1)."""
+        """``degree`` if set, else the largest theta-useful k in [1, d-1] (1 if none is)."""
         if self.theta is None:
             assert self.degree is not None  # __post_init__ requires degree when theta is unset
             if self.degree >= data.d:
                 raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
             return self.degree
         s = float(np.median(data.domain.sizes))
-        k = 1
-        while k + 1 < data.d and data.n * epsilon2 / (data.d * s ** (k + 2)) >= self.theta:
-            k += 1
-        return k
+        useful = [k for k in range(1, data.d) if usefulness(data.n, data.d, k, epsilon2, s ** (k + 1)) >= self.theta]
+        return max(useful, default=1)
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         if data.d < 2:
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for a network")
-        eps1, eps2 = fit_shares([self.beta * epsilon, (1 - self.beta) * epsilon], epsilon)
+        eps1, eps2 = split_epsilon(epsilon, self.beta)
         degree = self.choose_degree(data, eps2)
         start = time.perf_counter()
-        select = exponential_selector(split_budget(eps1, data.d - 1), mi_sensitivity(data.n))
-        network = greedy_bayes(data, degree, rng=rng, select=select)
+        select = privbayes_selector(split_budget(eps1, data.d - 1), data.n, data.domain.sizes)
+        network = greedy_bayes(data, degree, rng=rng, select_pair=select)
         learned = time.perf_counter()
         tables = noisy_conditionals(data, network, eps2, rng)
         codes = network.with_tables(data.domain.sizes, tables).sample(data.n, rng)
         done = time.perf_counter()
-        table = data.with_codes(codes)
         names = data.domain.names
-        ledger = [Spend("network", "(exponential mechanism)", eps1), Spend("conditionals", "(Laplace)", eps2)]
+        ledger = [
+            Spend("network", f"(exponential mechanism, {data.d - 1} choices)", eps1),
+            Spend("conditionals", f"(Laplace, {data.d - degree} joints)", eps2),
+        ]
         artifacts: dict[str, object] = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
             "settings": {"degree": degree, "beta": self.beta, "theta": self.theta, "model": "central DP"},
         }
-        return Outcome(
-            TableRelease(table), ledger, {"structure": learned - start, "sample": done - learned}, artifacts=artifacts
-        )
+        timings = {"structure": learned - start, "sample": done - learned}
+        return Outcome(TableRelease(data.with_codes(codes)), ledger, timings, artifacts=artifacts)

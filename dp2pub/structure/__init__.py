@@ -7,6 +7,7 @@ network type is :class:`dp2pub.data.bayes_net.BayesianNetwork`), ``clustering`` 
 
 from dp2pub.structure.bayes_net import (
     BayesianNetwork,
+    PairSelector,
     Selector,
     argmax_select,
     greedy_bayes,
@@ -23,6 +24,7 @@ from dp2pub.structure.information import (
 
 __all__ = [
     "BayesianNetwork",
+    "PairSelector",
     "Selector",
     "argmax_select",
     "conditional_entropy",

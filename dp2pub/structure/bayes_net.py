@@ -5,7 +5,9 @@ PrivBayes (Zhang, Cormode, Procopiuc, Srivastava, Xiao, SIGMOD 2014), Algorithm 
 score every unvisited attribute X with every parent set Pi subset of V, |Pi| = min(k, |V|), by
 I(X; Pi), pick one pair (X, Pi), add X to V with parents Pi. The non-private variant picks
 the argmax; the private one samples a pair with the exponential mechanism: pass a ``select``
-callable (``select(scores, rng) -> index``) to :func:`greedy_bayes`. DP2-Pub (Jiang et al.,
+callable (``select(scores, rng) -> index``) to :func:`greedy_bayes`, or a ``select_pair``
+callable that is also told which (X, Pi) each score belongs to (for a score scaled by each
+candidate's own sensitivity, as PrivBayes' Lemma 1 allows). DP2-Pub (Jiang et al.,
 IEEE TKDE 2023) learns its structure with the same procedure, its first step. The network
 type itself is :class:`dp2pub.data.bayes_net.BayesianNetwork` (re-exported here).
 
@@ -40,6 +42,11 @@ from dp2pub.validation import ConfigError, check_int
 
 #: ``select(scores, rng) -> index`` picks one candidate (X, Pi) from a step's scores.
 Selector = Callable[[np.ndarray, "np.random.Generator | None"], int]
+
+#: ``select_pair(scores, children, parent_sets, rng) -> index``: a :data:`Selector` that is also
+#: given the step's candidates: ``scores[i]`` is I(children[i]; parent_sets[i]), ``children`` an
+#: int array (m,), ``parent_sets`` an int array (m, |Pi|) of sorted parent sets.
+PairSelector = Callable[[np.ndarray, np.ndarray, np.ndarray, "np.random.Generator | None"], int]
 
 #: Scores within this distance of the best are ties; the default selection takes the first.
 TIE_TOLERANCE = 1e-10
@@ -255,6 +262,12 @@ class _Learner:
         block = self.cache.scores[np.ix_(order, unvisited)]  # (sets, children)
         return block.T.ravel(), order
 
+    def candidate_pairs(self, unvisited: np.ndarray, set_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (child, parent set) of every score of :meth:`candidates`, in the same order:
+        children (m,) and parent sets (m, |Pi|)."""
+        sets = np.array([self.cache.sets[r] for r in set_rows], dtype=np.int64).reshape(set_rows.size, -1)
+        return np.repeat(unvisited, set_rows.size), np.tile(sets, (unvisited.size, 1))
+
 
 def greedy_bayes(
     data: Dataset | np.ndarray,
@@ -264,6 +277,7 @@ def greedy_bayes(
     root: int | str | None = None,
     rng: np.random.Generator | None = None,
     select: Selector | None = None,
+    select_pair: PairSelector | None = None,
 ) -> BayesianNetwork:
     """Learn a degree-``degree`` Bayesian network greedily (PrivBayes Algorithm 4).
 
@@ -279,12 +293,15 @@ def greedy_bayes(
             by X ascending, then Pi (a sorted tuple) lexicographically. Default
             :func:`argmax_select` (the non-private algorithm); an exponential-mechanism
             sampler gives the private one.
+        select_pair: instead of ``select``, ``select_pair(scores, children, parent_sets, rng)
+            -> index``, given also the candidate of each score (:data:`PairSelector`).
 
     Returns:
         The network; ``parents[x]`` is the chosen parent set of ``x``.
 
     Raises:
         ConfigError: ``degree`` outside [1, d-1], a bad ``root``, or fewer than 2 attributes.
+        ValueError: both ``select`` and ``select_pair`` given, or a selection out of range.
     """
     codes, sizes_arr = _codes_and_sizes(data, sizes)
     _n, d = codes.shape
@@ -292,7 +309,8 @@ def greedy_bayes(
         raise ConfigError("d", d, "at least 2 attributes to learn a network")
     degree = check_int(degree, "degree", 1, d - 1)
     root = _root(data, root, d, rng)
-    select = argmax_select if select is None else select
+    if select is not None and select_pair is not None:
+        raise ValueError("give select or select_pair, not both")
     learner = _Learner(codes, sizes_arr, degree)
 
     order, parents = [root], {root: ()}
@@ -300,7 +318,10 @@ def greedy_bayes(
     learner.add_sets_with(root, [], unvisited)
     while unvisited.size:
         scores, set_rows = learner.candidates(unvisited)
-        index = int(select(scores, rng))
+        if select_pair is not None:
+            index = int(select_pair(scores, *learner.candidate_pairs(unvisited, set_rows), rng))
+        else:
+            index = int((select or argmax_select)(scores, rng))
         if not 0 <= index < scores.size:
             raise ValueError(f"select returned {index}, outside 0..{scores.size - 1}")
         child = int(unvisited[index // set_rows.size])
@@ -350,6 +371,7 @@ def _codes_and_sizes(
 __all__ = [
     "TIE_TOLERANCE",
     "BayesianNetwork",
+    "PairSelector",
     "Selector",
     "argmax_select",
     "greedy_bayes",

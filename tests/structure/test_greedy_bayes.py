@@ -182,6 +182,30 @@ def test_select_hook_sees_every_candidate_and_can_sample():
         greedy_bayes(codes, 2, root=0, select=lambda scores, rng: scores.size)
 
 
+def test_select_pair_is_told_the_candidate_of_every_score():
+    rng = np.random.default_rng(14)
+    codes, sizes = random_codes(rng, 400, [3, 2, 4, 3, 2]), np.array([3, 2, 4, 3, 2])
+    steps = []
+
+    def check(scores, children, parent_sets, rng):
+        steps.append((children.copy(), parent_sets.copy()))
+        for score, child, parents in zip(scores, children, parent_sets, strict=True):
+            assert score == pytest.approx(
+                mutual_information(codes[:, child], sizes[child], codes[:, parents], sizes[parents])
+            )
+        # canonical order: child ascending, then parent set lexicographically
+        keys = [(int(c), tuple(int(p) for p in ps)) for c, ps in zip(children, parent_sets, strict=True)]
+        assert keys == sorted(keys)
+        return int(np.argmax(scores))
+
+    paired = greedy_bayes(codes, 2, sizes=sizes, root=0, select_pair=check)
+    assert paired == greedy_bayes(codes, 2, sizes=sizes, root=0)  # the same choices as argmax
+    assert [len(children) for children, _ in steps] == [4 * 1, 3 * 1, 2 * 3, 1 * 6]
+    assert [parent_sets.shape[1] for _, parent_sets in steps] == [1, 2, 2, 2]
+    with pytest.raises(ValueError, match="not both"):
+        greedy_bayes(codes, 2, root=0, select=argmax_select, select_pair=check)
+
+
 def test_argmax_select_breaks_ties_by_first_index():
     assert argmax_select(np.array([0.1, 0.5, 0.5 + 1e-13, 0.2])) == 1
     assert argmax_select(np.array([0.1, 0.5, 0.6])) == 2
