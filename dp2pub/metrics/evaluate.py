@@ -15,6 +15,9 @@ from dp2pub.metrics.subsets import attribute_subsets
 from dp2pub.publish.release import Release
 from dp2pub.validation import check_int
 
+#: The columns of the per-attribute table (``per_attribute_metrics.csv``).
+PER_ATTRIBUTE = ("attribute", "domain_size", "tvd", "mse_freq", "mse_count", "mse_theory")
+
 
 @dataclass
 class Evaluation:
@@ -38,12 +41,15 @@ def evaluate_marginals(
     ``mse_theory`` (all means over attributes of per-attribute means over values), plus
     ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
     TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them. The time spent asking the
-    release for its marginals is reported as ``estimate``, the rest as ``metrics``.
+    release for its marginals is reported as ``estimate``, the rest as ``metrics``. A release
+    whose ``max_way`` is 0 answers no marginal query: no metric, an empty per-attribute table.
     """
     for way in ways:
         check_int(way, "ways", 1, original.d)
     if max_subsets is not None:
         check_int(max_subsets, "max_subsets", 1)
+    if release.max_way == 0:
+        return Evaluation({}, pd.DataFrame(columns=PER_ATTRIBUTE))
     estimate_time = 0.0
     start = time.perf_counter()
 
