@@ -35,6 +35,7 @@ from dp2pub.mechanisms.accounting import Spend, epsilon_spent
 from dp2pub.metrics import evaluate_marginals, mse, tvd
 from dp2pub.publish import (
     DP2PubPublisher,
+    DPProPublisher,
     GRRPublisher,
     LDPNBPublisher,
     MondrianPublisher,
@@ -62,6 +63,7 @@ __all__ = [
     "SUE",
     "ConfigError",
     "DP2PubPublisher",
+    "DPProPublisher",
     "Dataset",
     "Domain",
     "FrequencyOracle",

@@ -167,8 +167,10 @@ def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, sett
 
 
 def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -> Evaluation:
-    """The marginal metrics of the release against the training part."""
-    log.info("metrics: %s-way marginals ...", "/".join(map(str, settings.metrics.ways)))
+    """The marginal metrics of the release against the training part (none if it answers no
+    marginal query: ``max_way`` 0)."""
+    if outcome.release.max_way != 0:
+        log.info("metrics: %s-way marginals ...", "/".join(map(str, settings.metrics.ways)))
     return evaluate_marginals(
         train,
         outcome.release,

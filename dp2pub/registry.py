@@ -21,6 +21,7 @@ from dp2pub.data.synthetic import check_shape, make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
+from dp2pub.publish.dppro import DPProPublisher
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher
 from dp2pub.publish.oracle_table import ORACLE_PUBLISHERS, oracle_publisher
@@ -44,6 +45,7 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     "pram": PRAMPublisher,
     "dp2pub": DP2PubPublisher,
     "privbayes": PrivBayesPublisher,
+    "dppro": DPProPublisher,
     "samarati": SamaratiPublisher,
     "mondrian": MondrianPublisher,
     "ldp_nb": LDPNBPublisher,

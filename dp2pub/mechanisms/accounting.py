@@ -8,8 +8,9 @@ in parallel (a maximum) over disjoint groups of users.
 add up to a hair more than epsilon (``3 * (0.1 / 3) > 0.1``; ``10 * (1e-5 / 10) = 1.0000000000000003e-05``).
 Every publisher that splits its budget takes its shares from :func:`fit_shares`, which lowers
 them by a few units in the last place until their exact sum (``math.fsum``, the same sum
-that composes the ledger into ``epsilon_spent``) is at most the budget: the accounting is
-then exact, with no tolerance.
+that composes the ledger into ``epsilon_spent``) is at most the budget, or from
+:func:`two_shares`, two parts whose exact sum is the budget: the accounting is then exact,
+with no tolerance.
 """
 
 from __future__ import annotations
@@ -78,3 +79,15 @@ def split_budget(epsilon: float, parts: int) -> float:
     """The share of each of ``parts`` equal uses of ``epsilon`` (``epsilon / parts``, lowered
     so that ``parts`` of them sum to at most ``epsilon``)."""
     return fit_shares([epsilon / parts] * parts, epsilon)[0]
+
+
+def two_shares(epsilon: float, share: float) -> tuple[float, float]:
+    """``(share * epsilon, (1 - share) * epsilon)``, each within an ulp or so, whose exact sum
+    (``math.fsum``) is ``epsilon``: the larger part is rounded, the smaller is ``epsilon``
+    minus it, which is exact (Sterbenz: the larger part is at least ``epsilon / 2``).
+    ``share`` is in [0, 1]; ``epsilon`` is finite and >= 0."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"a share in [0, 1], not {share!r}")
+    larger = min(epsilon, max(share, 1.0 - share) * epsilon)
+    smaller = epsilon - larger
+    return (smaller, larger) if share < 0.5 else (larger, smaller)

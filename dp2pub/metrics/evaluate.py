@@ -16,6 +16,9 @@ from dp2pub.metrics.subsets import attribute_subsets, cell_chunks
 from dp2pub.publish.release import Release
 from dp2pub.validation import check_int
 
+#: The columns of the per-attribute table (``per_attribute_metrics.csv``).
+PER_ATTRIBUTE = ("attribute", "domain_size", "tvd", "mse_freq", "mse_count", "mse_theory")
+
 
 def subset_tvds(
     original: Dataset,
@@ -98,12 +101,15 @@ def evaluate_marginals(
     ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
     TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them.
     The time spent asking the release for its marginals (:meth:`Release.marginals`) is
-    reported as ``estimate``, the rest as ``metrics``.
+    reported as ``estimate``, the rest as ``metrics``. A release
+    whose ``max_way`` is 0 answers no marginal query: no metric, an empty per-attribute table.
     """
     for way in ways:
         check_int(way, "ways", 1, original.d)
     if max_subsets is not None:
         check_int(max_subsets, "max_subsets", 1)
+    if release.max_way == 0:
+        return Evaluation({}, pd.DataFrame(columns=PER_ATTRIBUTE))
     start = time.perf_counter()
     estimates = _Timed(release)
     table = _per_attribute(original, release, estimates)

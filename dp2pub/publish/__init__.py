@@ -2,6 +2,7 @@
 
 from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
+from dp2pub.publish.dppro import DPProPublisher, DPProRelease
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher, NaiveBayesRelease
 from dp2pub.publish.oracle_table import (
@@ -24,6 +25,8 @@ __all__ = [
     "ORACLE_PUBLISHERS",
     "STRATEGIES",
     "DP2PubPublisher",
+    "DPProPublisher",
+    "DPProRelease",
     "GRRPublisher",
     "GRRReportsRelease",
     "LDPNBPublisher",

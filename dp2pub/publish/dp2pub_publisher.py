@@ -51,7 +51,7 @@ from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
 from dp2pub.publish.pram import perturb_table
-from dp2pub.publish.privbayes import exponential_selector, mi_sensitivity
+from dp2pub.publish.privbayes import privbayes_selector
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
 from dp2pub.structure.budget import attribute_budgets, cluster_weights, noisy_entropies
@@ -185,8 +185,8 @@ class DP2PubPublisher(Publisher):
         eps_h = self.fraction("entropy_fraction") * eps1 if private else 0.0
         net_share = split_budget(eps1 - eps_h, d - 1)
         mark = time.perf_counter()
-        select = exponential_selector(net_share, mi_sensitivity(data.n))
-        network = greedy_bayes(data, self.degree, rng=rng, select=select)
+        select = privbayes_selector(net_share, data.n, data.domain.sizes)
+        network = greedy_bayes(data, self.degree, rng=rng, select_pair=select)
         times["structure"] = time.perf_counter() - mark
         ledger = [Spend("structure", f"selection {i + 1} (exponential mechanism)", net_share) for i in range(d - 1)]
         if private:

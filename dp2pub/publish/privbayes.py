@@ -58,10 +58,10 @@ import numpy as np
 from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.marginals import marginal_counts
-from dp2pub.mechanisms.accounting import Spend, fit_shares, split_budget
+from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
 from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
 from dp2pub.publish.release import TableRelease
-from dp2pub.structure.bayes_net import PairSelector, Selector, greedy_bayes
+from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
@@ -92,15 +92,6 @@ def exponential_draw(
         raise ValueError("the exponential mechanism needs an rng")
     weights = scores * (epsilon / (2 * np.asarray(sensitivities, dtype=np.float64)))
     return int(np.argmax(weights + rng.gumbel(size=scores.size)))
-
-
-def exponential_selector(epsilon: float, sensitivity: float) -> Selector:
-    """``select(scores, rng)``: the exponential mechanism with one sensitivity for all."""
-
-    def select(scores: np.ndarray, rng: np.random.Generator | None) -> int:
-        return exponential_draw(scores, sensitivity, epsilon, rng)
-
-    return select
 
 
 def privbayes_selector(epsilon: float, n: int, sizes: np.ndarray) -> PairSelector:
@@ -183,18 +174,6 @@ def usefulness(n: int, d: int, k: int, epsilon2: float, cells: float) -> float:
     return (1.0 / cells) / laplace_scale(n, epsilon2, d - k)
 
 
-def split_epsilon(epsilon: float, beta: float) -> tuple[float, float]:
-    """``(eps1, eps2)``, ``eps1 ≈ beta * epsilon``, whose ledger sum ``fsum([eps1, eps2])`` is
-    ``epsilon`` (never above it): ``eps2`` is what is left, and ``eps1`` what is left of that
-    where rounding lost a unit in the last place."""
-    eps1 = beta * epsilon
-    eps2 = epsilon - eps1
-    if math.fsum([eps1, eps2]) != epsilon:
-        eps1 = epsilon - eps2
-    shares = fit_shares([eps1, eps2], epsilon)
-    return shares[0], shares[1]
-
-
 @dataclass(frozen=True, kw_only=True)
 class PrivBayesPublisher(Publisher):
     """``mechanism=privbayes`` (see the module docstring)."""
@@ -233,7 +212,7 @@ class PrivBayesPublisher(Publisher):
         epsilon = check_epsilon(epsilon)
         if data.d < 2:
             raise ConfigError("dataset.d", data.d, "at least 2 attributes for a network")
-        eps1, eps2 = split_epsilon(epsilon, self.beta)
+        eps1, eps2 = two_shares(epsilon, self.beta)
         degree = self.choose_degree(data, eps2)
         start = time.perf_counter()
         select = privbayes_selector(split_budget(eps1, data.d - 1), data.n, data.domain.sizes)

@@ -11,6 +11,8 @@ what else it offers is part of its type, not probed by the job:
 - marginal estimates only (:class:`dp2pub.publish.oracle_table.OracleRelease`): no table,
   no classifier.
 - a model that predicts (:class:`dp2pub.publish.ldp_nb.NaiveBayesRelease`).
+- noisy projected records (:class:`dp2pub.publish.dppro.DPProRelease`): classifiers, no
+  marginals (``max_way`` 0).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class Release:
 
     @property
     def max_way(self) -> int | None:
-        """The largest number of attributes a marginal query may join (None: any)."""
+        """The largest number of attributes a marginal query may join (None: any; 0: the
+        release answers no marginal query, and the marginal metrics are skipped)."""
         return None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dp2pub.mechanisms.accounting import Spend, epsilon_spent, fit_shares, split_budget
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent, fit_shares, split_budget, two_shares
 
 
 def test_plain_division_overspends_and_split_budget_does_not():
@@ -62,3 +62,17 @@ def test_a_query_without_noise_spends_inf_and_the_ledger_has_no_bound():
     ledger = [Spend("perturb", "a", 0.5), Spend("weights", "exact entropies", math.inf)]
     assert epsilon_spent(ledger) == math.inf
     assert epsilon_spent(ledger[:1]) == 0.5
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(epsilon=st.floats(0.0, 1e300), share=st.floats(0.0, 1.0))
+def test_two_shares_sum_exactly_to_the_budget(epsilon, share):
+    first, second = two_shares(epsilon, share)
+    assert math.fsum([first, second]) == epsilon and first >= 0 and second >= 0
+    assert first == pytest.approx(share * epsilon, rel=1e-15, abs=4 * math.ulp(epsilon))
+
+
+def test_two_shares_refuses_a_share_outside_0_1():
+    assert two_shares(1.0, 0.3) == (0.30000000000000004, 0.7)  # the smaller part is 1.0 - 0.7, exactly
+    with pytest.raises(ValueError, match="share"):
+        two_shares(1.0, 1.5)

@@ -24,6 +24,7 @@ MECHANISMS = [
     "samarati",
     "mondrian",
     "ldp_nb",
+    "dppro",
 ]
 #: (mechanism config, dataset config, epsilon): car and adult have a target, so the classifiers
 #: run too (the k-anonymity defaults name adult's quasi-identifiers).

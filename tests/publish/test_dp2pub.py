@@ -14,7 +14,7 @@ from dp2pub.mechanisms.accounting import epsilon_spent, split_budget
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.invariant_pram import channel_matrix
-from dp2pub.publish.privbayes import mi_sensitivity
+from dp2pub.publish.privbayes import pair_sensitivities
 from dp2pub.validation import ConfigError
 
 
@@ -90,12 +90,14 @@ def test_local_two_phase_spends_exactly_epsilon_per_user(data, split):
     assert {"structure", "perturb", "pram"} <= set(outcome.timings)
 
 
-def test_the_trusted_network_is_chosen_by_the_exponential_mechanism_at_eps_net_over_d_minus_1(data, monkeypatch):
+def test_the_trusted_network_is_chosen_by_privbayes_exponential_mechanism_at_eps_net_over_d_minus_1(
+    data, monkeypatch
+):
     captured = {}
     real = module.greedy_bayes
 
     def spy(*args, **kwargs):
-        captured["select"] = kwargs["select"]
+        captured["select"] = kwargs["select_pair"]
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "greedy_bayes", spy)
@@ -103,11 +105,14 @@ def test_the_trusted_network_is_chosen_by_the_exponential_mechanism_at_eps_net_o
     DP2PubPublisher(trust="trusted").publish(data, epsilon, np.random.default_rng(3))
     share = split_budget(0.5 * epsilon * 0.9, data.d - 1)
     scores = np.array([0.0, 0.02, 0.05, 0.05])  # mutual informations (nats)
+    children = np.array([1, 1, 2, 2])
+    parents = np.array([[0], [3], [0], [3]])
+    sensitivities = pair_sensitivities(data.n, data.domain.sizes, children, parents)
     draws, rng = 60_000, np.random.default_rng(4)
-    picks = np.bincount([captured["select"](scores, rng) for _ in range(draws)], minlength=4) / draws
-    expected = np.exp(scores * share / (2 * mi_sensitivity(data.n)))
+    picks = np.bincount([captured["select"](scores, children, parents, rng) for _ in range(draws)], minlength=4)
+    expected = np.exp(scores * share / (2 * sensitivities))
     expected /= expected.sum()
-    assert np.all(np.abs(picks - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / draws))
+    assert np.all(np.abs(picks / draws - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / draws))
     assert expected[2] / expected[0] > 1.3  # the scores matter: a uniform or wrongly scaled draw fails
 
 

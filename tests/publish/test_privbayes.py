@@ -11,15 +11,15 @@ import pytest
 from dp2pub.data import make_synthetic
 from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.mechanisms.accounting import two_shares
 from dp2pub.metrics import evaluate_marginals
 from dp2pub.publish.privbayes import (
     PrivBayesPublisher,
-    exponential_selector,
+    exponential_draw,
     mi_sensitivity,
     noisy_conditionals,
     pair_sensitivities,
     privbayes_selector,
-    split_epsilon,
 )
 from dp2pub.structure.bayes_net import greedy_bayes
 from dp2pub.validation import ConfigError
@@ -87,8 +87,7 @@ def assert_matches(picks: np.ndarray, expected: np.ndarray, draws: int) -> None:
 def test_exponential_mechanism_draws_the_softmax():
     scores = np.array([0.0, 0.5, 1.0, 1.0])
     epsilon, delta, draws = 2.0, 0.5, 100_000
-    select = exponential_selector(epsilon, delta)
-    picks = empirical_picks(lambda rng: select(scores, rng), draws, 4)
+    picks = empirical_picks(lambda rng: exponential_draw(scores, delta, epsilon, rng), draws, 4)
     expected = np.exp(scores * epsilon / (2 * delta))
     expected /= expected.sum()
     assert_matches(picks, expected, draws)
@@ -238,7 +237,7 @@ def test_budget_is_epsilon_and_large_budgets_reproduce_the_table(data):
 @pytest.mark.parametrize("epsilon", [0.1, 0.4, 1.6, 1 / 3, 1e-5, 0.123456789, 7.77, 1e9])
 @pytest.mark.parametrize("beta", [0.3, 0.2, 0.5, 0.05])
 def test_the_ledger_sums_to_exactly_epsilon(epsilon, beta):
-    eps1, eps2 = split_epsilon(epsilon, beta)
+    eps1, eps2 = two_shares(epsilon, beta)
     assert math.fsum([eps1, eps2]) == epsilon
     assert eps1 == pytest.approx(beta * epsilon, rel=1e-12)
 
