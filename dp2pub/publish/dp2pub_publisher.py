@@ -6,7 +6,7 @@ arXiv 2208.11693), in the paper's two versions and one of ours (``trust``):
     1. ``eps1 = structure_fraction * epsilon`` (the paper: 1/2). The network is learned on the
        true data by GreedyBayes whose d-1 choices are exponential mechanisms on mutual
        information with budget ``eps_net / (d-1)`` each (Algorithm 1, PrivBayes' selector
-       and sensitivity). ``entropies: private`` (ours, the default) takes a share
+       with each candidate's Lemma-1 sensitivity). ``entropies: private`` (ours, the default) takes a share
        ``entropy_fraction`` of eps1 from the network to answer the d attribute entropies of
        the budget weights with the Laplace mechanism; ``entropies: exact`` computes them on
        the true data as the paper does, a query it does not account for: the job then logs

@@ -90,9 +90,7 @@ def test_local_two_phase_spends_exactly_epsilon_per_user(data, split):
     assert {"structure", "perturb", "pram"} <= set(outcome.timings)
 
 
-def test_the_trusted_network_is_chosen_by_privbayes_exponential_mechanism_at_eps_net_over_d_minus_1(
-    data, monkeypatch
-):
+def test_the_trusted_network_is_chosen_by_privbayes_exponential_mechanism_at_eps_net_over_d_minus_1(data, monkeypatch):
     captured = {}
     real = module.greedy_bayes
 
