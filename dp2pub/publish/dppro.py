@@ -110,11 +110,10 @@ class DPProRelease(Release):
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
         """``svm`` (LinearSVC) or ``logreg`` trained on the projected vectors and randomized
         labels, predicting from ``original``'s feature codes projected with the same matrix;
-        None for other models or without labels."""
-        if model not in LINEAR_MODELS or self.labels is None:
+        None for other models, without labels, or for another target than the one whose labels
+        were released (a learning task on another attribute)."""
+        if model not in LINEAR_MODELS or self.labels is None or original.target_column != self.target:
             return None
-        if original.target_column != self.target:
-            raise ValueError(f"the release was made for target column {self.target}, not {original.target_column}")
         features = [int(k) for j, k in enumerate(original.domain.sizes) if j != self.target]
         if tuple(features) != self.sizes:
             raise ValueError(f"the release projects features of sizes {self.sizes}, not {tuple(features)}")

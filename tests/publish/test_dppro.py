@@ -98,6 +98,7 @@ def test_at_a_huge_budget_the_svm_is_as_accurate_as_on_one_hot_features(car):
     assert "accuracy_nb" not in metrics  # naive Bayes takes categories, not projected vectors
     x_test, _ = split_xy(test)
     assert outcome.release.classifier("svm", train, 0).predict(x_test).shape == (test.n,)
+    assert outcome.release.classifier("svm", train.with_target("safety"), 0) is None  # labels of class only
 
 
 def test_at_a_small_budget_the_noise_is_real(car):
