@@ -20,7 +20,10 @@ BAD_COMMAND_LINES = [
         ["dataset=nosuchdata"],
         "dataset='nosuchdata' is invalid: expected one of acs, adult, adult15, br2000, car, nltcs, synthetic, synthetic_bn, synthetic_bn_tree",
     ),
-    (["mechanism=nosuchmech"], "mechanism='nosuchmech' is invalid: expected one of dp2pub, grr"),
+    (
+        ["mechanism=nosuchmech"],
+        "mechanism='nosuchmech' is invalid: expected one of dp2pub, dp2pub_ibu, dp2pub_trusted, dp2pub_trusted_ibu, dppro, grr",
+    ),
     (["dataset.n=0"], "dataset.n=0 is invalid: expected an integer >= 1"),
     (["dataset.d=0"], "dataset.d=0 is invalid: expected an integer >= 1"),
     (["dataset.k_min=1"], "dataset.k_min=1 is invalid: expected an integer >= 2"),

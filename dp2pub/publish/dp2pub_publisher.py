@@ -46,7 +46,8 @@ from typing import ClassVar
 import numpy as np
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget
+from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget, two_shares
+from dp2pub.mechanisms.chunks import CHUNK_CELLS
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
@@ -54,9 +55,9 @@ from dp2pub.publish.pram import perturb_table
 from dp2pub.publish.privbayes import privbayes_selector
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
-from dp2pub.structure.budget import attribute_budgets, cluster_weights, noisy_entropies
+from dp2pub.structure.budget import attribute_budgets, cluster_weights, exact_entropies, noisy_entropies
 from dp2pub.structure.clustering import HEAD_RULES, cluster_attributes, head_order
-from dp2pub.structure.information import entropy, entropy_of_distribution
+from dp2pub.structure.information import entropy_of_distribution
 from dp2pub.validation import (
     ConfigError,
     check_choice,
@@ -150,14 +151,15 @@ class DP2PubPublisher(Publisher):
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The reports and the published table, the channels, the network's largest tables,
         and a cluster's joint tables and posterior weights (users in chunks)."""
-        cells = math.prod(int(k) for k in sizes)
+        largest = sorted((int(k) for k in sizes), reverse=True)
+        cells = math.prod(largest if self.max_cluster_size is None else largest[: self.max_cluster_size])
         cluster_cells = cells if self.max_cells is None else min(self.max_cells, cells)
         return (
             3 * working_bytes(n, sizes)
             + channel_bytes(sizes)
             + network_bytes(sizes, min(self.degree, len(sizes) - 1))
             + 48 * cluster_cells
-            + 16 * (1 << 22)
+            + 16 * CHUNK_CELLS
         )
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
@@ -180,10 +182,10 @@ class DP2PubPublisher(Publisher):
     def _trusted(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:
         """Section 4: the curator learns the network privately, then perturbs every record."""
         names, d = data.domain.names, data.d
-        eps1 = self.fraction("structure_fraction") * epsilon
+        eps1, eps2 = two_shares(epsilon, self.fraction("structure_fraction"))
         private = self.setting("entropies") == "private"
-        eps_h = self.fraction("entropy_fraction") * eps1 if private else 0.0
-        net_share = split_budget(eps1 - eps_h, d - 1)
+        eps_h, eps_net = two_shares(eps1, self.fraction("entropy_fraction")) if private else (0.0, eps1)
+        net_share = split_budget(eps_net, d - 1)
         mark = time.perf_counter()
         select = privbayes_selector(net_share, data.n, data.domain.sizes)
         network = greedy_bayes(data, self.degree, rng=rng, select_pair=select)
@@ -194,10 +196,11 @@ class DP2PubPublisher(Publisher):
             entropies = noisy_entropies(data.codes, data.domain.sizes, h_share, rng)
             ledger += [Spend("weights", f"entropy of {a} (Laplace)", h_share) for a in names]
         else:
-            entropies = np.array([entropy(data.codes[:, j], [int(k)]) for j, k in enumerate(data.domain.sizes)])
-        clusters, weights = self._clusters_and_weights(network, entropies, data.domain.sizes, rng)
+            entropies = exact_entropies(data.codes, data.domain.sizes)
+        clusters = self._clusters(network, entropies, data.domain.sizes, rng)
+        weights = cluster_weights(clusters, entropies)
         spent = [item.epsilon for item in ledger]
-        budgets = self._release_budgets(clusters, weights, epsilon - eps1, epsilon, spent, d)
+        budgets = self._release_budgets(clusters, weights, eps2, epsilon, spent, d)
         mark = time.perf_counter()
         reports, oracles = perturb_table(data, budgets, rng)
         times["perturb"] = time.perf_counter() - mark
@@ -215,8 +218,7 @@ class DP2PubPublisher(Publisher):
         reports, oracles = perturb_table(data, [share] * data.d, rng)
         times["perturb"] = time.perf_counter() - mark
         network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
-        heads = head_order(str(self.setting("cluster_head")), network, entropies, rng)
-        clusters = cluster_attributes(network, data.domain.sizes, self.max_cluster_size, self.max_cells, heads)
+        clusters = self._clusters(network, entropies, data.domain.sizes, rng)
         ledger = [Spend("perturb", a, share) for a in data.domain.names]
         return Draft(reports, oracles, data, network, entropies, clusters, None, ledger)
 
@@ -233,7 +235,8 @@ class DP2PubPublisher(Publisher):
         reports, oracles = perturb_table(learners, [share1] * data.d, rng)
         times["perturb"] = time.perf_counter() - mark
         network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
-        clusters, weights = self._clusters_and_weights(network, entropies, data.domain.sizes, rng)
+        clusters = self._clusters(network, entropies, data.domain.sizes, rng)
+        weights = cluster_weights(clusters, entropies)
         paid = [share1] * data.d if by_budget else []
         eps2 = epsilon - eps1 if by_budget else epsilon
         budgets = self._release_budgets(clusters, weights, eps2, epsilon, paid, data.d)
@@ -262,13 +265,12 @@ class DP2PubPublisher(Publisher):
         entropies = [entropy_of_distribution(o.estimate(reports[:, j], "norm_sub")) for j, o in enumerate(oracles)]
         return network, np.array(entropies)
 
-    def _clusters_and_weights(
+    def _clusters(
         self, network: BayesianNetwork, entropies: np.ndarray, sizes: np.ndarray, rng: np.random.Generator
-    ) -> tuple[list[list[int]], np.ndarray]:
-        """The clusters (heads by the version's rule) and their PBC weights."""
+    ) -> list[list[int]]:
+        """The Markov-blanket clusters, heads by the version's rule, within the caps."""
         heads = head_order(str(self.setting("cluster_head")), network, entropies, rng)
-        clusters = cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells, heads)
-        return clusters, cluster_weights(clusters, entropies)
+        return cluster_attributes(network, sizes, self.max_cluster_size, self.max_cells, heads)
 
     @staticmethod
     def _release_budgets(
@@ -288,6 +290,8 @@ class DP2PubPublisher(Publisher):
                 entry["pbc"] = float(draft.weights[i])
             clusters.append(entry)
         settings = {key: self.setting(key) for key in DEFAULTS[self.trust]}
+        if self.setting("entropies") == "exact":
+            settings.pop("entropy_fraction")  # nothing is paid for exact entropies
         return {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in draft.network.pairs()],
             "clusters": clusters,

@@ -34,7 +34,8 @@ from dp2pub.mechanisms.ibu import ibu
 from dp2pub.validation import check_choice
 
 PRIORS: tuple[str, ...] = ("inverse", "ibu")
-#: How a cluster of several attributes is resampled (see the module docstring).
+#: How a cluster of several attributes is resampled: ``joint`` (its compound posterior) or
+#: ``kronecker`` (each attribute from its own posterior; see the module docstring).
 COMPOUNDS: tuple[str, ...] = ("joint", "kronecker")
 
 

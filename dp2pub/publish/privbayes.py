@@ -62,6 +62,7 @@ from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
 from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
+from dp2pub.structure.budget import entropy_sensitivity
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
@@ -70,8 +71,8 @@ def mi_sensitivity(n: int, binary: bool = False) -> float:
     neighbours (Lemma 1): the smaller bound when X or Pi is binary, else the general one."""
     if n < 2:
         return math.log(2)  # one record: I = 0 on every table; any bound >= 0 holds
-    if binary:
-        return math.log(n) / n + (n - 1) / n * math.log(n / (n - 1))
+    if binary:  # the same bound as the entropy of one attribute's (structure/budget.py)
+        return entropy_sensitivity(n)
     return 2 / n * math.log((n + 1) / 2) + (n - 1) / n * math.log((n + 1) / (n - 1))
 
 

@@ -62,6 +62,11 @@ def entropy_sensitivity(n: int) -> float:
     return math.log(n) / n + (n - 1) / n * math.log(n / (n - 1))
 
 
+def exact_entropies(codes: np.ndarray, sizes: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Every attribute's empirical entropy (nats) on the table ``codes`` (no noise)."""
+    return np.array([entropy(codes[:, j], [int(sizes[j])]) for j in range(codes.shape[1])])
+
+
 def noisy_entropies(
     codes: np.ndarray, sizes: Sequence[int] | np.ndarray, epsilon_each: float, rng: np.random.Generator
 ) -> np.ndarray:
@@ -69,6 +74,5 @@ def noisy_entropies(
     mechanism, scale ``entropy_sensitivity(n) / epsilon_each``), then clipped to its range
     ``[0, ln k]`` (post-processing)."""
     n, d = codes.shape
-    exact = np.array([entropy(codes[:, j], [int(sizes[j])]) for j in range(d)])
-    noisy = exact + rng.laplace(0.0, entropy_sensitivity(n) / epsilon_each, size=d)
+    noisy = exact_entropies(codes, sizes) + rng.laplace(0.0, entropy_sensitivity(n) / epsilon_each, size=d)
     return np.clip(noisy, 0.0, np.log(np.asarray(sizes, dtype=np.float64)))

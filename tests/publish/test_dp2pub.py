@@ -10,7 +10,7 @@ import dp2pub.publish.dp2pub_publisher as module
 from dp2pub.audit import privacy_loss, satisfies_ldp
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.job import check_budget
-from dp2pub.mechanisms.accounting import epsilon_spent, split_budget
+from dp2pub.mechanisms.accounting import epsilon_spent, split_budget, two_shares
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.invariant_pram import channel_matrix
@@ -32,9 +32,10 @@ def test_trusted_spends_eps1_on_d_minus_1_selections_and_d_entropies_and_eps2_ov
     outcome = DP2PubPublisher(trust="trusted").publish(data, epsilon, np.random.default_rng(1))
     assert outcome.epsilon_spent <= epsilon and outcome.epsilon_spent == pytest.approx(epsilon)
     assert not outcome.not_private
-    eps1, eps_h = 0.5 * epsilon, 0.1 * 0.5 * epsilon  # the paper's eps1 = eps/2; 10% of it for entropies
+    eps1, eps2 = two_shares(epsilon, 0.5)  # the paper's eps1 = eps2 = eps/2
+    eps_h, eps_net = two_shares(eps1, 0.1)  # 10% of eps1 for the entropies
     selections, weights, release = (by_phase(outcome, p) for p in ("structure", "weights", "release"))
-    assert len(selections) == data.d - 1 and {s.epsilon for s in selections} == {split_budget(eps1 - eps_h, data.d - 1)}
+    assert len(selections) == data.d - 1 and {s.epsilon for s in selections} == {split_budget(eps_net, data.d - 1)}
     assert len(weights) == data.d and math.fsum(s.epsilon for s in weights) == pytest.approx(eps_h)
     assert len(outcome.ledger) == len(selections) + len(weights) + len(release)
     spent = {item.attribute: item.epsilon for item in release}
@@ -43,7 +44,7 @@ def test_trusted_spends_eps1_on_d_minus_1_selections_and_d_entropies_and_eps2_ov
     assert sum(c["pbc"] for c in clusters) == pytest.approx(1.0)
     for cluster in clusters:  # PBC(C) * eps2, evenly over the cluster's attributes
         shares = [spent[a] for a in cluster["attributes"]]
-        assert shares == pytest.approx([cluster["pbc"] * (epsilon - eps1) / len(shares)] * len(shares))
+        assert shares == pytest.approx([cluster["pbc"] * eps2 / len(shares)] * len(shares))
     assert len(outcome.artifacts["network"]) == data.d
     assert outcome.published.n == data.n
 
@@ -91,23 +92,29 @@ def test_local_two_phase_spends_exactly_epsilon_per_user(data, split):
 
 
 def test_the_trusted_network_is_chosen_by_privbayes_exponential_mechanism_at_eps_net_over_d_minus_1(data, monkeypatch):
-    captured = {}
-    real = module.greedy_bayes
+    calls = []
+    real = module.privbayes_selector
 
-    def spy(*args, **kwargs):
-        captured["select"] = kwargs["select_pair"]
-        return real(*args, **kwargs)
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
 
-    monkeypatch.setattr(module, "greedy_bayes", spy)
+    monkeypatch.setattr(module, "privbayes_selector", spy)
     epsilon = 0.8
     DP2PubPublisher(trust="trusted").publish(data, epsilon, np.random.default_rng(3))
-    share = split_budget(0.5 * epsilon * 0.9, data.d - 1)
-    scores = np.array([0.0, 0.02, 0.05, 0.05])  # mutual informations (nats)
-    children = np.array([1, 1, 2, 2])
-    parents = np.array([[0], [3], [0], [3]])
+    _, eps_net = two_shares(0.5 * epsilon, 0.1)  # the network gets eps1 less the entropies' share
+    ((share, n, sizes),) = calls
+    assert (share, n) == (split_budget(eps_net, data.d - 1), data.n) and list(sizes) == list(data.domain.sizes)
+    # the selector draws the softmax of each score over its own sensitivity (a binary child: the smaller one)
+    binary, other = int(np.flatnonzero(data.domain.sizes == 2)[0]), int(np.flatnonzero(data.domain.sizes == 4)[0])
+    parent = int(np.argmax(data.domain.sizes))  # 5 values
+    scores = np.array([0.0, 0.02, 0.05, 0.05])
+    children = np.array([binary, other, binary, other])
+    parents = np.full((4, 1), parent)
     sensitivities = pair_sensitivities(data.n, data.domain.sizes, children, parents)
-    draws, rng = 60_000, np.random.default_rng(4)
-    picks = np.bincount([captured["select"](scores, children, parents, rng) for _ in range(draws)], minlength=4)
+    assert len(set(sensitivities.tolist())) == 2  # both bounds of Lemma 1 are exercised
+    select, draws, rng = real(share, n, sizes), 60_000, np.random.default_rng(4)
+    picks = np.bincount([select(scores, children, parents, rng) for _ in range(draws)], minlength=4)
     expected = np.exp(scores * share / (2 * sensitivities))
     expected /= expected.sum()
     assert np.all(np.abs(picks / draws - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / draws))

@@ -11,7 +11,6 @@ import pytest
 from dp2pub.data import make_synthetic
 from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.data.synthetic_bn import make_synthetic_bn
-from dp2pub.mechanisms.accounting import two_shares
 from dp2pub.metrics import evaluate_marginals
 from dp2pub.publish.privbayes import (
     PrivBayesPublisher,
@@ -232,14 +231,6 @@ def test_budget_is_epsilon_and_large_budgets_reproduce_the_table(data):
     small = PrivBayesPublisher().publish(data, 0.05, np.random.default_rng(3))
     worse = evaluate_marginals(data, small.release, np.random.default_rng(4)).metrics
     assert worse["tvd_2way"] > metrics["tvd_2way"] + 0.05  # the noise is real
-
-
-@pytest.mark.parametrize("epsilon", [0.1, 0.4, 1.6, 1 / 3, 1e-5, 0.123456789, 7.77, 1e9])
-@pytest.mark.parametrize("beta", [0.3, 0.2, 0.5, 0.05])
-def test_the_ledger_sums_to_exactly_epsilon(epsilon, beta):
-    eps1, eps2 = two_shares(epsilon, beta)
-    assert math.fsum([eps1, eps2]) == epsilon
-    assert eps1 == pytest.approx(beta * epsilon, rel=1e-12)
 
 
 def test_a_published_ledger_sums_to_exactly_epsilon(data):
