@@ -121,7 +121,7 @@ def release_projection(
     rng: np.random.Generator,
 ) -> np.ndarray:
     """The noisy projected records ``Y = X P + Z``, ``Z`` of independent ``N(0, sigma^2)``
-    entries (:func:`project_codes`; the noise is added in place, no second n x k array)."""
+    entries (:func:`project_codes`; the noise is drawn as one more n x k array and added in place)."""
     released = project_codes(codes, sizes, projection)
     released += rng.normal(0.0, check_float(sigma, "sigma", 0.0, open_low=False), size=released.shape)
     return released

@@ -214,11 +214,7 @@ class DP2PubPublisher(Publisher):
     def _local(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:
         """Section 5: users report every attribute at epsilon/d; the server does the rest."""
         share = split_budget(epsilon, data.d)
-        mark = time.perf_counter()
-        reports, oracles = perturb_table(data, [share] * data.d, rng)
-        times["perturb"] = time.perf_counter() - mark
-        network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
-        clusters = self._clusters(network, entropies, data.domain.sizes, rng)
+        reports, oracles, network, entropies, clusters = self._report_and_learn(data, share, rng, times)
         ledger = [Spend("perturb", a, share) for a in data.domain.names]
         return Draft(reports, oracles, data, network, entropies, clusters, None, ledger)
 
@@ -226,19 +222,14 @@ class DP2PubPublisher(Publisher):
         """Ours: a structure phase of GRR reports, then an entropy-weighted release phase."""
         fraction = self.fraction("structure_fraction")
         by_budget = self.setting("split") == "budget"
-        learners, releasers, eps1 = data, data, fraction * epsilon
-        if not by_budget:
-            learners, releasers = _split_users(data, fraction, rng)
-            eps1 = epsilon
+        if by_budget:
+            (learners, releasers), (eps1, eps2) = (data, data), two_shares(epsilon, fraction)
+        else:
+            (learners, releasers), (eps1, eps2) = _split_users(data, fraction, rng), (epsilon, epsilon)
         share1 = split_budget(eps1, data.d)
-        mark = time.perf_counter()
-        reports, oracles = perturb_table(learners, [share1] * data.d, rng)
-        times["perturb"] = time.perf_counter() - mark
-        network, entropies = self._learn_from_reports(reports, oracles, data.domain.sizes, rng, times)
-        clusters = self._clusters(network, entropies, data.domain.sizes, rng)
+        _, _, network, entropies, clusters = self._report_and_learn(learners, share1, rng, times)
         weights = cluster_weights(clusters, entropies)
         paid = [share1] * data.d if by_budget else []
-        eps2 = epsilon - eps1 if by_budget else epsilon
         budgets = self._release_budgets(clusters, weights, eps2, epsilon, paid, data.d)
         mark = time.perf_counter()
         released, release_oracles = perturb_table(releasers, budgets, rng)
@@ -249,21 +240,23 @@ class DP2PubPublisher(Publisher):
         ledger += [Spend("release", a, b, users[1]) for a, b in zip(names, budgets)]
         return Draft(released, release_oracles, releasers, network, entropies, clusters, weights, ledger)
 
-    def _learn_from_reports(
-        self,
-        reports: np.ndarray,
-        oracles: list[GRR],
-        sizes: np.ndarray,
-        rng: np.random.Generator,
-        times: dict[str, float],
-    ) -> tuple[BayesianNetwork, np.ndarray]:
-        """The non-private GreedyBayes network of the reports and the entropies of their
-        debiased (norm-sub) 1-way estimates: post-processing of LDP reports."""
+    def _report_and_learn(
+        self, rows: Dataset, share: float, rng: np.random.Generator, times: dict[str, float]
+    ) -> tuple[np.ndarray, list[GRR], BayesianNetwork, np.ndarray, list[list[int]]]:
+        """Every user of ``rows`` reports every attribute with GRR at ``share``; from the
+        reports alone (post-processing) the server learns the non-private GreedyBayes network,
+        the entropies of the debiased (norm-sub) 1-way estimates and the clusters. Returns
+        (reports, oracles, network, entropies, clusters)."""
         mark = time.perf_counter()
-        network = greedy_bayes(reports, self.degree, sizes=sizes, rng=rng)
+        reports, oracles = perturb_table(rows, [share] * rows.d, rng)
+        times["perturb"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        network = greedy_bayes(reports, self.degree, sizes=rows.domain.sizes, rng=rng)
         times["structure"] = time.perf_counter() - mark
-        entropies = [entropy_of_distribution(o.estimate(reports[:, j], "norm_sub")) for j, o in enumerate(oracles)]
-        return network, np.array(entropies)
+        entropies = np.array(
+            [entropy_of_distribution(o.estimate(reports[:, j], "norm_sub")) for j, o in enumerate(oracles)]
+        )
+        return reports, oracles, network, entropies, self._clusters(network, entropies, rows.domain.sizes, rng)
 
     def _clusters(
         self, network: BayesianNetwork, entropies: np.ndarray, sizes: np.ndarray, rng: np.random.Generator

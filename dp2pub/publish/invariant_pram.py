@@ -72,33 +72,15 @@ def posterior_matrix(prior: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
 
 
 def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator) -> np.ndarray:
-    """Replace each joint report (row of ``reports``) by a draw from its posterior row."""
-    n, c = reports.shape
-    subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
-    marginals = [prior.sum(axis=tuple(j for j in range(c) if j not in s)) if s else None for s in subsets]
-    out = reports.copy()
-    for part in chunks(n, len(subsets)):
-        out[part] = _resample_chunk(reports[part], prior, oracles, subsets, marginals, rng)
-    return out
-
-
-def _resample_chunk(
-    reports: np.ndarray,
-    prior: np.ndarray,
-    oracles: Sequence[GRR],
-    subsets: list[tuple[int, ...]],
-    marginals: list,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """:func:`resample` for one chunk of users (``marginals[i]``: pi's marginal on ``subsets[i]``)."""
+    """Replace each joint report (row of ``reports``) by a draw from its posterior row: each
+    user's subset S first (users in chunks, so the (users x subsets) weights stay bounded),
+    then, subset by subset, x from pi conditioned on ``x_S = z_S`` (one table per subset)."""
     n, c = reports.shape
     shape = prior.shape
-    gains = [(o.p - o.q) / o.q for o in oracles]
-    weights = np.empty((n, len(subsets)))
-    for index, subset in enumerate(subsets):
-        at = marginals[index][tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
-        weights[:, index] = math.prod(gains[j] for j in subset) * at
-    chosen = sample_rows(weights, np.arange(n), rng)
+    subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
+    chosen = np.empty(n, dtype=np.int64)
+    for part in chunks(n, len(subsets)):
+        chosen[part] = _choose_subsets(reports[part], prior, oracles, subsets, rng)
     out = reports.copy()
     for index, subset in enumerate(subsets):
         users = np.flatnonzero(chosen == index)
@@ -116,6 +98,25 @@ def _resample_chunk(
         cols = sample_rows(table, rows, rng)
         out[np.ix_(users, np.asarray(rest))] = np.stack(np.unravel_index(cols, [shape[j] for j in rest]), axis=1)
     return out
+
+
+def _choose_subsets(
+    reports: np.ndarray,
+    prior: np.ndarray,
+    oracles: Sequence[GRR],
+    subsets: list[tuple[int, ...]],
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """For each user of a chunk, the index of its subset S, drawn with weight
+    ``prod_{j in S} r_j * pi_S(z_S)``."""
+    n, c = reports.shape
+    gains = [(o.p - o.q) / o.q for o in oracles]
+    weights = np.empty((n, len(subsets)))
+    for index, subset in enumerate(subsets):
+        marginal = prior.sum(axis=tuple(j for j in range(c) if j not in subset))
+        at = marginal[tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
+        weights[:, index] = math.prod(gains[j] for j in subset) * at
+    return sample_rows(weights, np.arange(n), rng)
 
 
 def invariant_pram(
