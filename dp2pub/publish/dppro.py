@@ -15,14 +15,17 @@ are silent (docs/design.md, section 6.8):
 - **Release:** the projection ``P`` (``D x k``, ``N(0, 1/k)`` entries, drawn independently of
   the data: public) and ``Y = X P + Z``, ``Z`` Gaussian of scale
   :func:`~dp2pub.mechanisms.dppro.dppro_sigma` at ``(eps_f, delta)``.
-- **Labels:** the target cannot be read back from a projection, and released in the clear it
-  would not be private; so the target is not projected but released by generalized randomized
-  response (:class:`~dp2pub.mechanisms.grr.GRR`) at ``eps_l = label_share * epsilon``, the
-  projection getting ``eps_f = (1 - label_share) * epsilon`` (sequential composition per
-  user: ``(eps_l, 0)`` then ``(eps_f, delta)``). A table without a target projects every
-  attribute with the whole budget and gives no classifier.
-- **Use:** an analyst trains a linear model on ``(Y, noisy labels)`` and classifies a record
-  by projecting its one-hot vector with the same ``P`` (:class:`DPProRelease`). A projection
+- **Labels:** a label cannot be read back from a projection, and released in the clear it
+  would not be private; so the label attributes (``labels``: the study's learning tasks,
+  ``metrics.tasks``, else the table's target) are not projected but released by generalized
+  randomized response (:class:`~dp2pub.mechanisms.grr.GRR`), ``eps_l = label_share *
+  epsilon`` split evenly over them, the projection of the other attributes getting ``eps_f =
+  (1 - label_share) * epsilon`` (sequential composition per user: ``(eps_l, 0)`` then
+  ``(eps_f, delta)``). A table without labels projects every attribute with the whole budget
+  and gives no classifier.
+- **Use:** an analyst trains a linear model on ``(Y, one label's noisy values)`` and
+  classifies a record by projecting its one-hot vector (over the projected attributes) with
+  the same ``P`` (:class:`DPProRelease`); a task on one label does not see the other labels. A projection
   to ``k`` dimensions cannot be inverted, and no way to estimate categorical marginals from
   ``Y`` is part of this implementation: the release answers no marginal query
   (``max_way = 0``), and a job logs no marginal metric for it.
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -45,7 +48,7 @@ from sklearn.svm import LinearSVC
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.utility import Classifier
-from dp2pub.mechanisms.accounting import Spend, two_shares
+from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
 from dp2pub.mechanisms.dppro import (
     dppro_sigma,
     one_hot_sensitivity,
@@ -56,7 +59,7 @@ from dp2pub.mechanisms.dppro import (
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release
-from dp2pub.validation import ConfigError, check_epsilon, check_int, check_probability
+from dp2pub.validation import ConfigError, check_epsilon, check_int, check_list, check_probability, check_text
 
 #: The models a projected release trains (linear models on real vectors); ``nb`` takes
 #: categorical features and gets none.
@@ -73,57 +76,62 @@ def linear_model(model: str, random_state: int) -> ClassifierMixin:
 
 @dataclass(frozen=True)
 class Projected:
-    """A classifier of projected vectors that predicts from original codes: a record's
-    features are one-hot encoded over ``sizes`` and multiplied by ``projection`` first."""
+    """A classifier of projected vectors that predicts from original codes: the record's
+    features at positions ``keep`` are one-hot encoded over ``sizes`` and multiplied by
+    ``projection`` first."""
 
     model: Classifier
     projection: np.ndarray
     sizes: tuple[int, ...]
+    keep: tuple[int, ...]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        return self.model.predict(project_codes(x, self.sizes, self.projection))
+        return self.model.predict(project_codes(x[:, list(self.keep)], self.sizes, self.projection))
 
 
 @dataclass(frozen=True)
 class DPProRelease(Release):
     """DPPro's release: the public projection, the noisy projected features of every record
-    and, when the table has a target, the records' labels by randomized response.
+    and the records' label attributes by randomized response.
 
     Attributes:
-        projection: ``D x k``, ``D`` the one-hot dimension of the features.
+        projection: ``D x k``, ``D`` the one-hot dimension of the projected attributes.
         released: ``n x k``, the noisy projected records.
-        labels: the randomized labels (codes of the target), None without a target.
-        sizes: the features' domain sizes (the original table's, target left out).
-        target: the target's column in the original table, None without one.
+        labels: column of a label attribute in the original table -> its randomized codes.
+        features: the columns of the projected attributes (every one that is not a label).
+        sizes: their domain sizes.
     """
 
     projection: np.ndarray
     released: np.ndarray
-    labels: np.ndarray | None
+    labels: Mapping[int, np.ndarray]
+    features: tuple[int, ...]
     sizes: tuple[int, ...]
-    target: int | None
     max_way: int | None = 0
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         raise ValueError("dppro releases projected vectors: it answers no marginal query (max_way 0)")
 
     def classifier(self, model: str, original: Dataset, random_state: int) -> Classifier | None:
-        """``svm`` (LinearSVC) or ``logreg`` trained on the projected vectors and randomized
-        labels, predicting from ``original``'s feature codes projected with the same matrix;
-        None for other models, without labels, or for another target than the one whose labels
-        were released (a learning task on another attribute)."""
-        if model not in LINEAR_MODELS or self.labels is None or original.target_column != self.target:
+        """``svm`` (LinearSVC) or ``logreg`` trained on the projected vectors and the randomized
+        values of ``original``'s target, predicting from ``original``'s feature codes (those
+        that were projected) projected with the same matrix; None for other models or a target
+        whose values were not released."""
+        if model not in LINEAR_MODELS or original.target is None or original.target_column not in self.labels:
             return None
-        features = [int(k) for j, k in enumerate(original.domain.sizes) if j != self.target]
-        if tuple(features) != self.sizes:
-            raise ValueError(f"the release projects features of sizes {self.sizes}, not {tuple(features)}")
-        if np.unique(self.labels).size < 2:
-            fitted: Classifier = DummyClassifier(strategy="most_frequent").fit(self.released, self.labels)
+        target = original.target_column
+        sizes = tuple(int(original.domain.sizes[j]) for j in self.features)
+        if sizes != self.sizes:
+            raise ValueError(f"the release projects features of sizes {self.sizes}, not {sizes}")
+        labels = self.labels[target]
+        if np.unique(labels).size < 2:
+            fitted: Classifier = DummyClassifier(strategy="most_frequent").fit(self.released, labels)
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                fitted = linear_model(model, random_state).fit(self.released, self.labels)
-        return Projected(fitted, self.projection, self.sizes)
+                fitted = linear_model(model, random_state).fit(self.released, labels)
+        others = [j for j in range(original.d) if j != target]  # the columns of x in predict
+        return Projected(fitted, self.projection, self.sizes, tuple(others.index(j) for j in self.features))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,18 +142,37 @@ class DPProPublisher(Publisher):
         k: the projected dimension.
         delta: the delta of (epsilon, delta)-DP, in (0, 1); below 1/n to mean anything.
         label_share: the share of epsilon spent on the labels (randomized response), in (0, 1);
-            unused for a table without a target.
+            unused for a table without labels.
+        labels: the attributes released by randomized response for learning tasks, each a
+            name; None: the table's target, if it has one.
     """
 
     name: ClassVar[str] = "dppro"
     k: int = 64
     delta: float = 1e-5
     label_share: float = 0.5
+    labels: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         check_int(self.k, "k", 1)
         check_probability(self.delta, "delta")
         check_probability(self.label_share, "label_share")
+        if self.labels is not None:
+            hint = "a non-empty list of attribute names, or null for the table's target"
+            names = check_list(self.labels, "labels", hint)
+            if not names:
+                raise ConfigError("labels", self.labels, hint)
+            object.__setattr__(self, "labels", tuple(check_text(n, "labels", hint) for n in names))
+
+    def label_columns(self, data: Dataset) -> list[int]:
+        """The columns released by randomized response: ``labels``, else the target, if any."""
+        if self.labels is None:
+            return [data.target_column] if data.target is not None else []
+        names = list(data.domain.names)
+        unknown = [name for name in self.labels if name not in names]
+        if unknown:
+            raise ConfigError("mechanism.labels", list(self.labels), f"attributes of {data.name}: {', '.join(names)}")
+        return sorted({names.index(name) for name in self.labels})
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory, the projection (``D x k`` float64), the release
@@ -155,11 +182,11 @@ class DPProPublisher(Publisher):
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        target = data.target_column if data.target is not None else None
-        features = [j for j in range(data.d) if j != target]
+        label_columns = self.label_columns(data)
+        features = [j for j in range(data.d) if j not in label_columns]
         if not features:
-            raise ConfigError("dataset.d", data.d, "at least one attribute besides the target")
-        if target is None:
+            raise ConfigError("dataset.d", data.d, "at least one attribute besides the labels")
+        if not label_columns:
             eps_labels, eps_features = 0.0, epsilon
         else:
             eps_labels, eps_features = two_shares(epsilon, self.label_share)
@@ -172,23 +199,25 @@ class DPProPublisher(Publisher):
         projected = time.perf_counter()
         ledger = [Spend("project", "(Gaussian, every feature)", eps_features)]
         timings = {"project": projected - start}
-        labels = None
-        if target is not None:
-            oracle = GRR(epsilon=eps_labels, k=int(data.domain.sizes[target]))
-            labels = oracle.perturb(data.codes[:, target], rng)
-            ledger.append(Spend("label", data.domain.names[target], eps_labels))
+        labels = {}
+        for column in label_columns:  # each label at an equal part of eps_labels
+            share = split_budget(eps_labels, len(label_columns))
+            labels[column] = GRR(epsilon=share, k=int(data.domain.sizes[column])).perturb(data.codes[:, column], rng)
+            ledger.append(Spend("label", data.domain.names[column], share))
+        if label_columns:
             timings["label"] = time.perf_counter() - projected
         settings = {
             "k": self.k,
             "delta": self.delta,
-            "label_share": self.label_share if target is not None else None,
+            "label_share": self.label_share if label_columns else None,
+            "labels": [data.domain.names[j] for j in label_columns],
             "sensitivity": sensitivity,
             "sigma": sigma,
             "one_hot_dimension": sum(sizes),
             "model": "central DP",
         }
         return Outcome(
-            DPProRelease(projection, released, labels, sizes, target),
+            DPProRelease(projection, released, labels, tuple(features), sizes),
             ledger,
             timings,
             extra_metrics={"delta": self.delta, "sigma": sigma},

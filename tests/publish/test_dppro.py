@@ -187,3 +187,44 @@ def test_a_job_on_car_logs_the_svm_accuracy_and_no_marginal_metric():
     assert result.ledger["phase"].tolist() == ["project", "label"]
     assert math.fsum(result.ledger["epsilon"]) == 1.6
     assert {"time_project_s", "time_label_s", "time_learn_s"} <= set(metrics)
+
+
+def test_the_study_tasks_are_the_labels_each_at_an_equal_part_of_the_label_budget(car):
+    train, test = car
+    publisher = DPProPublisher(labels=["safety", "class"], label_share=0.3)
+    outcome = publisher.publish(train, 2.0, np.random.default_rng(0))
+    labels = [(item.attribute, item.epsilon) for item in outcome.ledger if item.phase == "label"]
+    assert [name for name, _ in labels] == ["safety", "class"]  # in column order
+    assert labels[0][1] == labels[1][1] == pytest.approx(0.3, rel=1e-12)
+    assert math.fsum(item.epsilon for item in outcome.ledger) <= 2.0
+    release = outcome.release
+    safety, target = train.domain.index("safety"), train.target_column
+    assert set(release.labels) == {safety, target}
+    assert release.features == tuple(j for j in range(train.d) if j not in (safety, target))
+    assert release.projection.shape[0] == sum(int(train.domain.sizes[j]) for j in release.features)
+    for task in ("safety", "class"):
+        original = train.with_target(task)
+        classifier = release.classifier("svm", original, 0)
+        # a record is classified from its projected attributes, wherever they sit among its features
+        x_test, _ = split_xy(test.with_target(task))
+        direct = project_codes(test.codes[:, list(release.features)], release.sizes, release.projection)
+        assert np.array_equal(classifier.predict(x_test), classifier.model.predict(direct))
+    assert release.classifier("svm", train.with_target("buying"), 0) is None  # not a label
+
+
+@pytest.mark.parametrize("labels", [[], ["class", 3], "class"])
+def test_bad_labels_are_refused(labels):
+    with pytest.raises(ConfigError, match="mechanism.labels"):
+        build_publisher({"name": "dppro", "labels": labels})
+
+
+def test_an_unknown_label_is_refused_naming_the_attributes(car):
+    with pytest.raises(ConfigError, match=r"mechanism.labels=\['nosuch'\].*buying"):
+        DPProPublisher(labels=["nosuch"]).publish(car[0], 1.0, np.random.default_rng(0))
+
+
+def test_the_config_takes_the_study_tasks_as_labels():
+    paper = OmegaConf.to_container(compose_config(["+paper=nltcs", "mechanism=dppro"]), resolve=True)
+    assert paper["mechanism"]["labels"] == ["a3", "a5", "a15", "a11"]
+    car = OmegaConf.to_container(compose_config(["dataset=car", "mechanism=dppro"]), resolve=True)
+    assert car["mechanism"]["labels"] is None
