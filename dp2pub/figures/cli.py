@@ -5,7 +5,8 @@ Keys: ``tracking.uri`` (the store; default: ``MLFLOW_TRACKING_URI``, else
 (``outputs``), ``figures.dir`` (``<paths.outputs>/figures``) and ``figures.from_csv`` (a
 ``<study>_runs.csv`` to rebuild from, without MLflow). Writes ``<study>_runs.csv``,
 ``<study>_summary.csv``, ``<study>.png`` and ``<study>.pdf`` into ``figures.dir`` and prints
-their paths. Errors (unknown study or key, empty experiment, bad CSV) print one line and exit
+their paths; a study with several figures (``dp2pub_paper``, ``dp2pub_paper_svm``) writes the
+four files of each. Errors (unknown study or key, empty experiment, bad CSV) print one line and exit
 with status 2.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from dp2pub.figures.aggregate import aggregate, summary_csv
 from dp2pub.figures.collect import EmptyStudyError, collect, read_runs, runs_csv, write_csv
 from dp2pub.figures.plot import plot_study
-from dp2pub.figures.studies import STUDIES
+from dp2pub.figures.studies import STUDIES, StudySpec
 from dp2pub.tracking import tracking_uri
 
 PROG = "dp2pub-figures"
@@ -48,11 +49,24 @@ def parse_overrides(items: list[str]) -> dict[str, str | None]:
     return settings
 
 
-def build(study: str, settings: dict[str, str | None]) -> list[Path]:
-    """Collect (or read) the runs, aggregate, plot; returns the files written."""
+def figures_of(study: str, from_csv: bool) -> list[StudySpec]:
+    """The figure ``study`` and, unless it is rebuilt from one CSV, the other figures of its
+    experiment when ``study`` names the experiment (``dp2pub_paper``: also ``dp2pub_paper_svm``)."""
     if study not in STUDIES:
         raise UsageError(f"unknown study {study!r}; available: {', '.join(sorted(STUDIES))}")
-    spec = STUDIES[study]
+    others = [s for s in STUDIES.values() if s.experiment == study != s.name] if not from_csv else []
+    return [STUDIES[study], *others]
+
+
+def build(study: str, settings: dict[str, str | None]) -> list[Path]:
+    """Every figure of :func:`figures_of`; returns the files written."""
+    specs = figures_of(study, bool(settings["figures.from_csv"]))
+    return [path for spec in specs for path in build_one(spec, settings)]
+
+
+def build_one(spec: StudySpec, settings: dict[str, str | None]) -> list[Path]:
+    """Collect (or read) the runs of one figure, aggregate, plot; returns the files written."""
+    study = spec.name
     outputs = settings["paths.outputs"] or "outputs"
     directory = Path(settings["figures.dir"] or Path(outputs) / "figures")
     source = settings["figures.from_csv"]

@@ -10,6 +10,7 @@ from MLflow and from a written CSV, so both give the same table.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -20,6 +21,8 @@ from dp2pub.figures.studies import StudySpec
 from dp2pub.resume import HASH_TAG, NOT_IDENTITY
 from dp2pub.tracking import SWEEP_TAG, quiet_store_logs
 
+#: The environment variable MLflow reads (and writes) the tracking URI in.
+ENV_URI = "MLFLOW_TRACKING_URI"
 #: Param strings that mean "no value" (``str(None)`` of a null config key, an empty CSV cell).
 MISSING = ("None", "")
 
@@ -47,6 +50,9 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
     """``mlflow.search_runs`` of ``experiment``'s FINISHED runs in ``uri`` (no run: empty).
 
     A missing SQLite file or experiment counts as empty; nothing is created in the store.
+    ``mlflow.search_runs`` reads the global tracking URI, and setting it also sets the
+    ``MLFLOW_TRACKING_URI`` environment variable: both are put back afterwards, so that the
+    next store this process resolves is not this one or MLflow's default.
     """
     database = sqlite_path(uri)
     if database is not None and not database.is_file():
@@ -54,7 +60,7 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
     quiet_store_logs()
     if mlflow.MlflowClient(uri).get_experiment_by_name(experiment) is None:
         return pd.DataFrame()
-    previous = mlflow.get_tracking_uri()
+    previous, environment = mlflow.get_tracking_uri(), os.environ.get(ENV_URI)
     mlflow.set_tracking_uri(uri)
     try:
         return mlflow.search_runs(
@@ -64,6 +70,10 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
         )
     finally:
         mlflow.set_tracking_uri(previous)
+        if environment is None:
+            os.environ.pop(ENV_URI, None)
+        else:
+            os.environ[ENV_URI] = environment
 
 
 def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -87,27 +97,45 @@ def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (run, metric): ``run_id``, ``study``, the spec's params, ``metric``,
-    ``value``, sorted by params and metric. Metrics a run did not log are left out."""
+    """One row per (run, metric): ``run_id``, ``study``, the spec's columns, ``metric``,
+    ``value``, sorted by columns and metric. Metrics a run did not log are left out; a metric
+    of a family (``spec.families``) is named by its family, its value in the family's column."""
     table = pd.DataFrame({"run_id": runs["run_id"].astype(str), "study": spec.name})
     for param in spec.params:
-        column = f"params.{param}"
-        table[param] = runs.get(column, None)
-    metrics = [m for m in spec.collected_metrics if f"metrics.{m}" in runs]
+        table[param] = runs.get(f"params.{param}", None)
+    if spec.hue_parts:
+        table[spec.hue] = joined(table[list(spec.hue_parts)])
+    logged = [c[len("metrics.") :] for c in runs.columns if c.startswith("metrics.")]
+    metrics = [m for m in logged if m in spec.collected_metrics or family_of(spec, m)]
     table = table.join(runs[[f"metrics.{m}" for m in metrics]].rename(columns=lambda c: c[len("metrics.") :]))
-    long = table.melt(
-        id_vars=["run_id", "study", *spec.params], value_vars=metrics, var_name="metric", value_name="value"
-    )
+    keys = [c for c in table.columns if c not in metrics]
+    long = table.melt(id_vars=keys, value_vars=metrics, var_name="metric", value_name="value")
+    for family in spec.families:
+        values = long["metric"].map(family.value)
+        found = values.notna()
+        long[family.param] = values.where(found, long.get(family.param))
+        long.loc[found, "metric"] = family.metric
     return normalize(spec, long.dropna(subset=["value"]))
 
 
+def family_of(spec: StudySpec, metric: str) -> bool:
+    """Whether the logged ``metric`` belongs to a family whose metric the spec reads."""
+    return any(f.metric in spec.collected_metrics and f.value(metric) is not None for f in spec.families)
+
+
+def joined(parts: pd.DataFrame) -> pd.Series:
+    """Per row, the present values of ``parts`` (params as strings) joined by ``/``."""
+    present = parts.astype("object").where(parts.notna() & ~parts.isin(MISSING))
+    return present.apply(lambda row: "/".join(str(v) for v in row if isinstance(v, str)), axis=1)
+
+
 def normalize(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
-    """Typed params (:func:`numeric_or_text`), float values, a fixed row order and index."""
+    """Typed columns (:func:`numeric_or_text`), float values, a fixed row order and index."""
     frame = frame.copy()
-    for param in spec.params:
-        frame[param] = numeric_or_text(frame[param])
+    for column in spec.columns:
+        frame[column] = numeric_or_text(frame[column])
     frame["value"] = frame["value"].astype(float)
-    order = [*spec.params, "metric", "run_id"]
+    order = [*spec.columns, "metric", "run_id"]
     return frame.sort_values(order, kind="mergesort", na_position="last").reset_index(drop=True)
 
 
@@ -145,7 +173,7 @@ def read_runs(spec: StudySpec, path: Path) -> pd.DataFrame:
     """The tidy runs of ``spec`` from a CSV written by :func:`write_csv`; the same table
     :func:`collect` returned. Raises ValueError if the file is of another study."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in ("run_id", "study", *spec.params, "metric", "value") if c not in frame]
+    missing = [c for c in ("run_id", "study", *spec.columns, "metric", "value") if c not in frame]
     if missing:
         raise ValueError(f"{path} is not a runs CSV of {spec.name}: no column {missing[0]!r}")
     studies = set(frame["study"])

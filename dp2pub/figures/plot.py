@@ -1,10 +1,11 @@
 """One figure per study from its summary: a grid of panels, written as PNG and PDF.
 
 Rows are the spec's metrics (times the values of its row facet), columns the combinations of
-its facets; with a single column and no row facet the metrics are laid out side by side
-instead, three per line. In each panel: one line with markers per hue value (the mean over
-seeds) and a shaded 95% interval, dashed theory curves in the same colour, and a dotted
-black line for a non-private baseline. Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
+its facets that hold runs; without a row facet, several metrics in one column, or one metric
+in more than ``spec.wrap`` columns, are laid out in one sequence instead, ``spec.wrap`` per
+line. In each panel: one line with markers per hue value (the mean over seeds) and a shaded
+95% interval, dashed theory curves in the same colour, and the references of the metric
+(a non-private model dotted in black, the majority class dash-dotted in grey). Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
 state, no display) inside a fixed rc context, and the files carry no timestamp, so the same
 summary always gives byte-identical files.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Literal
 
 import matplotlib as mpl
 import numpy as np
@@ -32,6 +34,10 @@ LEGEND_WIDTH = 2.0  # inches right of the panels
 WRAP = 3  # panels per line when the metrics are laid out side by side
 MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
 BAND_ALPHA = 0.18
+#: (colour, line style) of a metric's first, second ... reference.
+REFERENCE_STYLES: tuple[tuple[str, Literal[":", "-."]], ...] = (("black", ":"), ("grey", "-."))
+#: Legend names of reference metrics by prefix (default: "non-private").
+REFERENCE_LABELS = {"misclass_majority": "majority class", "accuracy_majority": "majority class"}
 
 
 def _fmt(value: object) -> str:
@@ -75,10 +81,10 @@ def draw_panel(
     metric: str,
     points: pd.DataFrame,
     curves: pd.DataFrame,
-    baseline: pd.DataFrame,
+    references: list[pd.DataFrame],
     hues: list,
 ) -> None:
-    """Means with markers and 95% bands per hue, theory curves and the baseline in one panel."""
+    """Means with markers and 95% bands per hue, theory curves and the references in one panel."""
     if spec.is_log_y(metric):
         ax.set_yscale("log")
     for i, hue in enumerate(hues):
@@ -90,8 +96,9 @@ def draw_panel(
         curve = curves[curves[spec.hue] == hue] if not curves.empty else curves
         if not curve.empty:
             ax.plot(curve[spec.x], curve["value"], color=style.colour(hue), linestyle="--", linewidth=1.0)
-    if not baseline.empty:
-        ax.plot(baseline[spec.x], baseline["mean"], color="black", linestyle=":", linewidth=1.2)
+    for reference, (colour, linestyle) in zip(references, REFERENCE_STYLES):
+        if not reference.empty:
+            ax.plot(reference[spec.x], reference["mean"], color=colour, linestyle=linestyle, linewidth=1.2)
     if points.empty:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", color="grey")
 
@@ -116,7 +123,12 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
     return low / 1.5, values.max() * 1.5
 
 
-def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, baseline: bool, bands: bool) -> None:
+def reference_label(metric: str) -> str:
+    """Legend name of a reference metric."""
+    return next((v for k, v in REFERENCE_LABELS.items() if metric.startswith(k)), "non-private")
+
+
+def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, references: dict[str, int], bands: bool) -> None:
     handles: list[Artist] = [
         Line2D(
             [],
@@ -129,11 +141,22 @@ def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, baseline: bo
     ]
     if theory:
         handles.append(Line2D([], [], color="grey", linestyle="--", label=spec.theory_label))
-    if baseline:
-        handles.append(Line2D([], [], color="black", linestyle=":", label="non-private"))
+    for metric, position in sorted(references.items(), key=lambda item: item[1]):
+        colour, linestyle = REFERENCE_STYLES[position]
+        handles.append(Line2D([], [], color=colour, linestyle=linestyle, label=reference_label(metric)))
     if bands:
         handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label="95% interval (t, over seeds)"))
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
+
+
+def _layout(spec: StudySpec, rows: list, cols: list) -> tuple[int, int] | None:
+    """(lines, panels per line) when the panels are laid out in one sequence, else None."""
+    several_metrics = len(cols) == 1 and len(rows) > 1
+    many_columns = len(rows) == 1 and len(cols) > spec.wrap
+    if spec.row_facet or not (several_metrics or many_columns):
+        return None
+    count = len(rows) * len(cols)
+    return math.ceil(count / spec.wrap), min(count, spec.wrap)
 
 
 def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | None = None) -> Figure:
@@ -142,23 +165,22 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
     curves = _with_panels(spec, theory) if theory is not None and not theory.empty else pd.DataFrame()
     cols = list(dict.fromkeys(summary["_col"]))
     rows = [(metric, row) for metric in spec.metrics for row in dict.fromkeys(summary["_row"])]
-    side_by_side = len(cols) == 1 and not spec.row_facet and len(spec.metrics) > 1
-    if side_by_side:  # one facet: the metrics' panels side by side, WRAP per line
-        shape = (math.ceil(len(rows) / min(len(rows), WRAP)), min(len(rows), WRAP))
-    else:
-        shape = (len(rows), len(cols))
+    sequence = _layout(spec, rows, cols)
+    shape = sequence or (len(rows), len(cols))
     width = max(PANEL_SIZE[0] * shape[1] + LEGEND_WIDTH, MIN_WIDTH)
     fig = Figure(figsize=(width, PANEL_SIZE[1] * shape[0] + 0.6), layout="constrained")
-    axes = fig.subplots(*shape, squeeze=False, sharex=not side_by_side, sharey=False if side_by_side else "row")
-    for ax in axes.flat[len(rows) :] if side_by_side else ():
+    axes = fig.subplots(*shape, squeeze=False, sharex=not sequence, sharey=False if sequence else "row")
+    count = len(rows) * len(cols)
+    for ax in axes.flat[count:] if sequence else ():
         ax.set_visible(False)
-    hues = sorted(summary[spec.hue].dropna().unique(), key=style.sort_key)
+    hues = sorted(summary[spec.hue].dropna().unique(), key=spec.hue_rank)
     xs = np.sort(summary[spec.x].dropna().unique().astype(float))
-    has_baseline = False
+    drawn: dict[str, int] = {}
     for r, (metric, row) in enumerate(rows):
         row_axes, row_points, row_curves = [], [], []
         for c, col in enumerate(cols):
-            ax = axes.flat[r] if side_by_side else axes[r, c]
+            p = r * len(cols) + c
+            ax = axes.flat[p] if sequence else axes[r, c]
             here = (summary["_col"] == col) & (summary["_row"] == row)
             points = summary[here & (summary["metric"] == metric)]
             curve = (
@@ -166,35 +188,49 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
                 if not curves.empty
                 else curves
             )
-            reference = spec.baselines.get(metric)
-            baseline = (
-                summary[here & (summary["metric"] == reference)].groupby(spec.x, as_index=False)["mean"].mean()
-                if reference
-                else pd.DataFrame()
-            )
-            has_baseline |= not baseline.empty
-            draw_panel(ax, spec, metric, points, curve, baseline, hues)
+            references = [
+                summary[here & (summary["metric"] == name)].groupby(spec.x, as_index=False)["mean"].mean()
+                for name in spec.references(metric)
+            ]
+            drawn |= {
+                name: i for i, (name, ref) in enumerate(zip(spec.references(metric), references)) if not ref.empty
+            }
+            draw_panel(ax, spec, metric, points, curve, references, hues)
             row_axes.append(ax)
             row_points.append(points)
             row_curves.append(curve)
             _ticks(ax, spec, xs)
-            if side_by_side or r == len(rows) - 1:
-                ax.set_xlabel(spec.x_label)
-            if side_by_side or c == 0:
-                ax.set_ylabel(spec.y_label(metric))
+            _label(ax, spec, metric, (p, count, sequence[1]) if sequence else None, r == len(rows) - 1, c == 0)
             if row:  # every panel says which row facet it shows
                 ax.set_title(f"{col}; {row}" if len(cols) > 1 else row)
-            elif not side_by_side and r == 0 and len(cols) > 1:
+            elif len(cols) > 1 and (sequence or r == 0):
                 ax.set_title(col)
         limits = spec.y_limits.get(metric)
         if limits is None and spec.is_log_y(metric):
             limits = log_limits(pd.concat(row_points), pd.concat(row_curves))
         if limits is not None:
-            row_axes[0].set_ylim(*limits)  # shared along the row
+            for ax in row_axes:  # shared along a grid's row
+                ax.set_ylim(*limits)
     title = f"{spec.name}: {spec.title}" + (f"\n{cols[0]}" if len(cols) == 1 and cols[0] else "")
     fig.suptitle(title, fontweight="bold", x=0.02, ha="left")
-    _legend(fig, spec, hues, not curves.empty, has_baseline, bool((summary["n"] > 1).any()))
+    _legend(fig, spec, hues, not curves.empty, drawn, bool((summary["n"] > 1).any()))
     return fig
+
+
+def _label(
+    ax: Axes, spec: StudySpec, metric: str, place: tuple[int, int, int] | None, bottom: bool, left: bool
+) -> None:
+    """Axis labels: in a grid on the bottom row and left column; in a sequence (``place`` =
+    (position, panels, per line)) x on the last panel of each column, y on the first of each
+    line or on every panel when the metrics differ."""
+    if place is not None:
+        position, count, per_line = place
+        bottom = position + per_line >= count
+        left = position % per_line == 0 or len(spec.metrics) > 1
+    if bottom:
+        ax.set_xlabel(spec.x_label)
+    if left:
+        ax.set_ylabel(spec.y_label(metric))
 
 
 def figure_paths(directory: Path, study: str) -> dict[str, Path]:

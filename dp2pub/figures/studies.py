@@ -8,12 +8,14 @@ seed) and the metrics drawn against x. Parameter names are the runs' flattened c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import pandas as pd
 
+from dp2pub.figures import style
 from dp2pub.figures.theory import fo_theory
 
 EPSILON_LABEL = "privacy budget ε (per user)"
@@ -22,6 +24,28 @@ ACCURACY_LABEL = "accuracy (fraction correct)"
 
 def _frozen(mapping: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Family:
+    """Metrics logged once per value of something, read as one metric with that value in a
+    column of its own: ``misclass_svm.income`` -> metric ``misclass_svm``, ``task = income``.
+
+    Attributes:
+        metric: the name the family's metrics are read as.
+        pattern: a regular expression matching a whole logged metric name, its one group
+            capturing the value (``r"misclass_svm\\.(.+)"``).
+        param: the column that holds the value (``task``), usable as a facet.
+    """
+
+    metric: str
+    pattern: str
+    param: str
+
+    def value(self, name: str) -> str | None:
+        """The value in the logged metric ``name``, None if ``name`` is not of the family."""
+        match = re.fullmatch(self.pattern, name)
+        return match.group(1) if match else None
 
 
 @dataclass(frozen=True)
@@ -34,19 +58,28 @@ class StudySpec:
         experiment: MLflow experiment that holds the study's runs.
         x: the parameter on the x axis.
         metrics: the metrics drawn against x, one row of panels each.
-        hue: the parameter that gives each line its colour (a mechanism or an oracle).
+        hue: the parameter that gives each line its colour (a mechanism or an oracle); with
+            ``hue_parts``, the name of the column that joins them.
+        hue_parts: parameters whose present values, joined by ``/``, give each line its colour
+            (``dp2pub/local/ibu``; a parameter a mechanism does not have is left out).
         facets: parameters whose value combinations make the columns of panels.
         row_facet: an optional parameter that splits every metric's row into one row per value.
         extra_params: further parameters kept in the CSVs (those ``theory`` needs).
-        baselines: metric -> the metric of its non-private reference, drawn dotted in black.
+        baselines: metric -> the metric(s) of its references, drawn in black and grey (dotted,
+            dash-dotted): a non-private model (``*_baseline``), the majority class.
+        families: metrics read as one metric per family (:class:`Family`), their values
+            in a column each.
         extra_metrics: further metrics kept in the CSVs (e.g. the logged ``mse_theory``).
+        wrap: panels per line when they are laid out in one sequence (several metrics and one
+            column of facets, or one metric and more than ``wrap`` columns).
         log_x: logarithmic x axis.
         log_y: logarithmic y axis for every metric (True) or for the metrics named.
         x_label: x axis label, with its unit.
         y_labels: metric -> y axis label, with its unit.
         y_limits: metric -> fixed y axis limits (e.g. (0, 1) for an accuracy).
         param_labels: parameter -> short name in panel titles.
-        hue_labels: hue value -> legend label (default: the name in :mod:`dp2pub.figures.style`).
+        hue_labels: hue value -> legend label (default: the name in :mod:`dp2pub.figures.style`);
+            the legend lists these values first, in this order.
         theory: (params, x, summary frame) -> dense theory curves (columns: hue, facets, row facet, x,
             ``metric``, ``value``), drawn dashed in the hue's colour.
         theory_label: legend entry of the theory curves.
@@ -58,11 +91,14 @@ class StudySpec:
     x: str
     metrics: tuple[str, ...]
     hue: str
+    hue_parts: tuple[str, ...] = ()
     facets: tuple[str, ...] = ()
     row_facet: str | None = None
     extra_params: tuple[str, ...] = ()
-    baselines: Mapping[str, str] = field(default_factory=_frozen)
+    baselines: Mapping[str, str | tuple[str, ...]] = field(default_factory=_frozen)
+    families: tuple[Family, ...] = ()
     extra_metrics: tuple[str, ...] = ()
+    wrap: int = 3
     log_x: bool = False
     log_y: bool | tuple[str, ...] = False
     x_label: str = EPSILON_LABEL
@@ -75,19 +111,32 @@ class StudySpec:
 
     @property
     def params(self) -> tuple[str, ...]:
-        """Every parameter kept per run, in CSV column order (no duplicates)."""
-        names = (self.x, self.hue, *self.facets, self.row_facet, "seed", *self.extra_params)
-        return tuple(dict.fromkeys(n for n in names if n))
+        """Every run parameter kept per run, in CSV column order (no duplicates)."""
+        derived = {f.param for f in self.families}
+        names = (self.x, *(self.hue_parts or (self.hue,)), *self.facets, self.row_facet, "seed", *self.extra_params)
+        return tuple(dict.fromkeys(n for n in names if n and n not in derived))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The CSV columns that place a value: :attr:`params`, the joined hue, the families'."""
+        joined = (self.hue,) if self.hue_parts else ()
+        return tuple(dict.fromkeys((*self.params, *joined, *(f.param for f in self.families))))
+
+    def references(self, metric: str) -> tuple[str, ...]:
+        """The reference metrics drawn with ``metric`` (see ``baselines``)."""
+        names = self.baselines.get(metric, ())
+        return (names,) if isinstance(names, str) else tuple(names)
 
     @property
     def collected_metrics(self) -> tuple[str, ...]:
-        """The metrics read from the runs: drawn, baselines, extra."""
-        return tuple(dict.fromkeys((*self.metrics, *self.baselines.values(), *self.extra_metrics)))
+        """The metrics read from the runs (or families): drawn, references, extra."""
+        references = (name for metric in self.metrics for name in self.references(metric))
+        return tuple(dict.fromkeys((*self.metrics, *references, *self.extra_metrics)))
 
     @property
     def sweep_command(self) -> str:
         """The command that fills the study's experiment."""
-        return f"dp2pub -m experiment={self.name}"
+        return f"dp2pub -m experiment={self.experiment}"
 
     def is_log_y(self, metric: str) -> bool:
         """Whether ``metric`` is drawn on a logarithmic y axis."""
@@ -95,6 +144,13 @@ class StudySpec:
 
     def y_label(self, metric: str) -> str:
         return self.y_labels.get(metric, metric)
+
+    def hue_rank(self, value: object) -> tuple[int, int, str]:
+        """Legend order: the values of ``hue_labels`` in their order, then :func:`style.sort_key`."""
+        labelled = list(self.hue_labels)
+        if str(value) in labelled:
+            return (0, labelled.index(str(value)), "")
+        return (1, *style.sort_key(value))
 
     def param_label(self, param: str) -> str:
         return self.param_labels.get(param, param.rsplit(".", 1)[-1])
@@ -125,6 +181,21 @@ PARAM_LABELS = _frozen(
         "dataset.k_min": "k",
         "mechanism.estimator": "estimator",
         "mechanism.strategy": "strategy",
+    }
+)
+
+#: The DP2-Pub paper's lines: a mechanism, DP2-Pub's trust model and the prior of PRAM.
+PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior")
+PAPER_LABELS = _frozen(
+    {
+        "dp2pub/local/inverse": "DP2-Pub LDP, Q⁻¹λ (paper)",
+        "dp2pub/local/ibu": "DP2-Pub LDP, IBU",
+        "dp2pub/trusted/inverse": "DP2-Pub trusted, Q⁻¹λ (paper)",
+        "dp2pub/trusted/ibu": "DP2-Pub trusted, IBU",
+        "privbayes": "PrivBayes (central)",
+        "dppro": "DPPro (central)",
+        "pram/inverse": "PRAM per attribute, Q⁻¹λ",
+        "grr": "GRR reports (raw table)",
     }
 )
 
@@ -215,6 +286,55 @@ STUDIES: dict[str, StudySpec] = {
             x_label="k (minimum equivalence class size, records)",
             y_labels=Y_LABELS,
             param_labels=PARAM_LABELS,
+        ),
+        StudySpec(
+            name="dp2pub_paper",
+            title="AVD over all α-way marginals (DP2-Pub paper, Fig. 5)",
+            experiment="dp2pub_paper",
+            x="epsilon",
+            metrics=("tvd",),
+            hue="variant",
+            hue_parts=PAPER_HUE,
+            facets=("dataset.name", "alpha"),
+            families=(Family("tvd", r"tvd_([2-9])way", "alpha"),),
+            wrap=4,
+            y_labels=_frozen({"tvd": "AVD (mean TVD, all α-way)"}),
+            param_labels=PARAM_LABELS,
+            hue_labels=PAPER_LABELS,
+        ),
+        StudySpec(
+            name="dp2pub_regimes",
+            title="where clustering helps: LDP DP2-Pub against PRAM per attribute on synthetic_bn",
+            experiment="dp2pub_regimes",
+            x="epsilon",
+            metrics=("tvd_2way", "tvd_3way"),
+            hue="mechanism.name",
+            facets=("dataset.k_min", "dataset.strength"),
+            row_facet="dataset.n",
+            log_x=True,
+            x_label="ε (10 attributes: ε/10 each)",
+            y_labels=Y_LABELS,
+            param_labels=_frozen({**PARAM_LABELS, "dataset.strength": "strength"}),
+            hue_labels=_frozen({"dp2pub": "DP2-Pub LDP, Q⁻¹λ (clusters)", "pram": "PRAM per attribute, Q⁻¹λ"}),
+        ),
+        StudySpec(
+            name="dp2pub_paper_svm",
+            title="linear SVM misclassification per task (DP2-Pub paper, Fig. 6)",
+            experiment="dp2pub_paper",
+            x="epsilon",
+            metrics=("misclass_svm",),
+            hue="variant",
+            hue_parts=PAPER_HUE,
+            facets=("dataset.name", "task"),
+            baselines=_frozen({"misclass_svm": ("misclass_svm_baseline", "misclass_majority")}),
+            families=tuple(
+                Family(name, re.escape(name) + r"\.(.+)", "task")
+                for name in ("misclass_svm", "misclass_svm_baseline", "misclass_majority")
+            ),
+            wrap=4,
+            y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
+            param_labels=PARAM_LABELS,
+            hue_labels=PAPER_LABELS,
         ),
     )
 }

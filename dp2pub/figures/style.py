@@ -16,8 +16,18 @@ if TYPE_CHECKING:  # matplotlib >= 3.9 names the rc keys; only the type checker 
 #: Mechanisms and oracles in legend order.
 ORDER = ("grr", "sue", "oue", "olh", "rappor", "pram", "dp2pub", "privbayes", "samarati", "mondrian", "ldp_nb")
 _TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-#: name -> colour (ldp_nb, the eleventh, gets tab20b's dark blue).
-COLOURS: dict[str, str] = {**dict(zip(ORDER, _TAB10)), "ldp_nb": "#393b79"}
+#: name -> colour (ldp_nb, the eleventh, gets tab20b's dark blue; dppro and the DP2-Pub
+#: paper's lines, mechanism/trust/prior, tab20b's and tab20's).
+COLOURS: dict[str, str] = {
+    **dict(zip(ORDER, _TAB10)),
+    "ldp_nb": "#393b79",
+    "dppro": "#637939",
+    "dp2pub/local/inverse": _TAB10[ORDER.index("dp2pub")],
+    "dp2pub/local/ibu": "#7b4173",
+    "dp2pub/trusted/inverse": "#17becf",
+    "dp2pub/trusted/ibu": "#bd9e39",
+    "pram/inverse": _TAB10[ORDER.index("pram")],
+}
 #: Colours for names not in COLOURS (Dark2).
 FALLBACK = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")

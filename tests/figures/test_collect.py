@@ -1,5 +1,7 @@
 """collect: finished job runs only, newest run per configuration, typed params, tidy rows."""
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -72,3 +74,14 @@ def test_job_runs_keeps_the_newest_run_per_config_hash_and_falls_back_to_params(
     )
     # a, b: one hash -> newest (b); c: its own hash; d: untagged, identified by its params; e: a parent
     assert sorted(job_runs(runs)["run_id"]) == ["b", "c", "d"]
+
+
+def test_collecting_leaves_the_tracking_environment_as_it_was(fake_store, monkeypatch):
+    # mlflow.set_tracking_uri also sets MLFLOW_TRACKING_URI: a second figure of the same
+    # command would otherwise resolve its store from it
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    collect(SPEC, fake_store["uri"])
+    assert "MLFLOW_TRACKING_URI" not in os.environ
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////somewhere/else.db")
+    collect(SPEC, fake_store["uri"])
+    assert os.environ["MLFLOW_TRACKING_URI"] == "sqlite:////somewhere/else.db"

@@ -23,24 +23,29 @@ def compose_study(study: str, extra: list[str] | None = None):
 
 
 def test_one_config_per_study():
-    assert {p.stem for p in (CONF / "experiment").glob("*.yaml")} == set(STUDIES)
+    # every study config has a figure of its name; every figure reads a study's experiment
+    assert {p.stem for p in (CONF / "experiment").glob("*.yaml")} == {s.experiment for s in STUDIES.values()}
+    assert {s.experiment for s in STUDIES.values()} <= set(STUDIES)
     for path in (CONF / "experiment").glob("*.yaml"):
         assert path.read_text().startswith("# @package _global_\n"), path
 
 
-@pytest.mark.parametrize("study", sorted(STUDIES))
-def test_study_composes_with_its_grid_and_experiment(study):
+@pytest.mark.parametrize("figure", sorted(STUDIES))
+def test_study_composes_with_its_grid_and_experiment(figure):
+    spec = STUDIES[figure]
+    study = spec.experiment
     cfg = compose_study(study)
     grid = OmegaConf.to_container(cfg.hydra.sweeper.params)
-    assert grid and cfg.tracking.experiment == study == STUDIES[study].experiment
-    # every combination of the swept config groups has every swept key and the figure's params
-    options = {key: str(values).split(",") for key, values in grid.items() if key in GROUPS}
-    spec = STUDIES[study]
+    assert grid and cfg.tracking.experiment == study
+    # every combination of the swept config groups and keys has every swept key and the
+    # figure's params (of a joined hue, the first: a mechanism need not have the others)
+    options = {key: str(values).split(",") for key, values in grid.items() if key in GROUPS | {"paper"}}
+    families = {f.param for f in spec.families}
     for choice in itertools.product(*options.values()):
         chosen = [f"{key}={value}" for key, value in zip(options, choice)]
         cfg = compose_study(study, chosen)
-        for key in [*grid, spec.x, spec.hue, *spec.facets]:
-            if key not in GROUPS and key != "seed":
+        for key in [*grid, spec.x, (spec.hue_parts or (spec.hue,))[0], *spec.facets]:
+            if key not in GROUPS | families | {"seed", "paper"}:
                 assert OmegaConf.select(cfg, key) is not None, (chosen, key)
         mechanism = OmegaConf.to_container(cfg.mechanism, resolve=True)
         build_publisher(mechanism)  # every mechanism key is one the publisher takes

@@ -74,7 +74,10 @@ def _error(capsys, argv) -> str:
 
 def test_unknown_study_lists_the_studies(capsys):
     err = _error(capsys, ["nosuch"])
-    assert "unknown study 'nosuch'; available: dp2pub_adult, fo_variance, kanon_adult, nb_car, seed_tables" in err
+    assert (
+        "unknown study 'nosuch'; available: dp2pub_adult, dp2pub_paper, dp2pub_paper_svm, dp2pub_regimes, fo_variance, kanon_adult, nb_car, seed_tables"
+        in err
+    )
 
 
 def test_unknown_key(capsys, tmp_path):

@@ -1,0 +1,126 @@
+"""The DP2-Pub paper's two figures: joined hues, metric families, two references, wrapped panels."""
+
+import mlflow
+import pytest
+
+from dp2pub.figures.aggregate import aggregate
+from dp2pub.figures.cli import main
+from dp2pub.figures.collect import collect, read_runs, runs_csv, write_csv
+from dp2pub.figures.plot import build_figure
+from dp2pub.figures.studies import STUDIES
+from tests.figures.conftest import log_run
+
+FIG5, FIG6 = STUDIES["dp2pub_paper"], STUDIES["dp2pub_paper_svm"]
+#: (mechanism.name, trust, prior): the lines; a mechanism without a key does not log it.
+LINES = (
+    ("dp2pub", "local", "ibu"),
+    ("dp2pub", "trusted", "inverse"),
+    ("privbayes", None, None),
+    ("pram", None, "inverse"),
+)
+#: dataset -> its alpha-way AVDs and one SVM task.
+DATASETS = {"nltcs": ((1, 3, 4), "a3"), "br2000": ((1, 2, 3), "a5")}
+
+
+def metrics(line: int, dataset: str, seed: int) -> dict[str, float]:
+    """Hand-made metrics: AVD alpha/10 + line/100 + seed/1000; misclass 0.3 + line/100 + seed/1000."""
+    ways, task = DATASETS[dataset]
+    shift = line / 100 + seed / 1000
+    values = {f"tvd_{a}way": a / 10 + shift for a in ways}
+    return {
+        **values,
+        f"misclass_svm.{task}": 0.3 + shift,
+        f"misclass_svm_baseline.{task}": 0.2,
+        f"misclass_majority.{task}": 0.45,
+        "epsilon_spent": 1.0,
+    }
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    uri = f"sqlite:///{tmp_path_factory.mktemp('paper_store') / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    experiment = client.create_experiment("dp2pub_paper")
+    start = 1_700_000_000_000
+    for i, (name, trust, prior) in enumerate(LINES):
+        for dataset in DATASETS:
+            for seed in (0, 1):
+                params = {"epsilon": "0.4", "seed": str(seed), "dataset.name": dataset, "mechanism.name": name}
+                params |= {"mechanism.trust": trust} if trust else {}
+                params |= {"mechanism.prior": prior} if prior else {}
+                start += 10
+                log_run(client, experiment, start, params, metrics(i, dataset, seed))
+    return uri
+
+
+def test_lines_join_the_params_a_mechanism_has(store):
+    table = collect(FIG5, store)
+    assert set(table["variant"]) == {"dp2pub/local/ibu", "dp2pub/trusted/inverse", "privbayes", "pram/inverse"}
+    assert set(FIG5.hue_labels) >= set(table["variant"])  # every line of the study has a label
+
+
+def test_tvd_family_reads_each_alpha_above_one_as_one_metric(store):
+    table = collect(FIG5, store)
+    assert set(table["metric"]) == {"tvd"}
+    assert set(zip(table["dataset.name"], table["alpha"])) == {("nltcs", 3), ("nltcs", 4), ("br2000", 2), ("br2000", 3)}
+    row = table[(table["variant"] == "privbayes") & (table["dataset.name"] == "nltcs") & (table["alpha"] == 4)]
+    assert sorted(row["value"]) == pytest.approx([0.4 + 0.02, 0.4 + 0.02 + 0.001])
+
+
+def test_svm_family_keeps_the_task_and_both_references(store):
+    table = collect(FIG6, store)
+    assert set(table["metric"]) == {"misclass_svm", "misclass_svm_baseline", "misclass_majority"}
+    assert set(zip(table["dataset.name"], table["task"])) == {("nltcs", "a3"), ("br2000", "a5")}
+    summary = aggregate(table)
+    svm = summary[(summary["metric"] == "misclass_svm") & (summary["variant"] == "dp2pub/local/ibu")]
+    assert sorted(svm["mean"]) == pytest.approx([0.3005, 0.3005])
+    assert set(summary.loc[summary["metric"] == "misclass_majority", "mean"]) == {0.45}
+
+
+def test_runs_csv_of_a_family_reads_back_to_the_same_table(store, tmp_path):
+    table = collect(FIG6, store)
+    path = write_csv(table, runs_csv(tmp_path, FIG6.name))
+    assert read_runs(FIG6, path).equals(table)
+
+
+def test_figure5_wraps_one_panel_per_dataset_and_alpha(store):
+    fig = build_figure(FIG5, aggregate(collect(FIG5, store)))
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == [
+        "data = br2000, alpha = 2",
+        "data = br2000, alpha = 3",
+        "data = nltcs, alpha = 3",
+        "data = nltcs, alpha = 4",
+    ]
+    assert all(len(ax.get_lines()) == len(LINES) for ax in visible)
+
+
+def test_figure6_draws_non_private_and_majority_lines(store):
+    fig = build_figure(FIG6, aggregate(collect(FIG6, store)))
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[-3:] == ["non-private", "majority class", "95% interval (t, over seeds)"]
+    panel = next(ax for ax in fig.axes if ax.get_title() == "data = nltcs, task = a3")
+    styles = [(line.get_linestyle(), tuple(line.get_ydata())) for line in panel.get_lines()]
+    assert (":", (0.2,)) in styles and ("-.", (0.45,)) in styles
+
+
+def test_the_study_command_draws_both_figures(store, tmp_path, capsys, monkeypatch):
+    # the store found from paths.outputs for both figures (collecting must not leave
+    # MLFLOW_TRACKING_URI pointing elsewhere for the second)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    outputs = store.removeprefix("sqlite:///").removesuffix("/mlflow.db")
+    assert main(["dp2pub_paper", f"paths.outputs={outputs}", f"figures.dir={tmp_path}"]) == 0
+    written = capsys.readouterr().out.split()
+    assert [p.rsplit("/", 1)[1] for p in written] == [
+        f"{name}{suffix}"
+        for name in ("dp2pub_paper", "dp2pub_paper_svm")
+        for suffix in ("_runs.csv", "_summary.csv", ".png", ".pdf")
+    ]
+    # rebuilt from one runs CSV: that figure only
+    csv = tmp_path / "dp2pub_paper_svm_runs.csv"
+    assert main(["dp2pub_paper_svm", f"figures.from_csv={csv}", f"figures.dir={tmp_path / 'again'}"]) == 0
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == [
+        "dp2pub_paper_svm.pdf",
+        "dp2pub_paper_svm.png",
+        "dp2pub_paper_svm_summary.csv",
+    ]
