@@ -10,19 +10,19 @@ from MLflow and from a written CSV, so both give the same table.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import mlflow
 import pandas as pd
+from mlflow.entities import Run
 
 from dp2pub.figures.studies import StudySpec
 from dp2pub.resume import HASH_TAG, NOT_IDENTITY
 from dp2pub.tracking import SWEEP_TAG, quiet_store_logs
 
-#: The environment variable MLflow reads (and writes) the tracking URI in.
-ENV_URI = "MLFLOW_TRACKING_URI"
+#: Runs per request when reading a study's runs (a tracking server's usual page limit).
+PAGE = 1000
 #: Param strings that mean "no value" (``str(None)`` of a null config key, an empty CSV cell).
 MISSING = ("None", "")
 
@@ -47,33 +47,43 @@ def sqlite_path(uri: str) -> Path | None:
 
 
 def search_finished(experiment: str, uri: str) -> pd.DataFrame:
-    """``mlflow.search_runs`` of ``experiment``'s FINISHED runs in ``uri`` (no run: empty).
+    """``experiment``'s FINISHED runs in ``uri`` (no run: empty), one row per run with the
+    columns of ``mlflow.search_runs``: ``run_id``, ``start_time``, ``params.*``, ``metrics.*``
+    and ``tags.*``.
 
     A missing SQLite file or experiment counts as empty; nothing is created in the store.
-    ``mlflow.search_runs`` reads the global tracking URI, and setting it also sets the
-    ``MLFLOW_TRACKING_URI`` environment variable: both are put back afterwards, so that the
-    next store this process resolves is not this one or MLflow's default.
+    The runs are read with an ``MlflowClient`` of ``uri``, page by page: never through
+    MLflow's global tracking URI, which setting would also set ``MLFLOW_TRACKING_URI`` for
+    the rest of the process.
     """
     database = sqlite_path(uri)
     if database is not None and not database.is_file():
         return pd.DataFrame()
     quiet_store_logs()
-    if mlflow.MlflowClient(uri).get_experiment_by_name(experiment) is None:
+    client = mlflow.MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
         return pd.DataFrame()
-    previous, environment = mlflow.get_tracking_uri(), os.environ.get(ENV_URI)
-    mlflow.set_tracking_uri(uri)
-    try:
-        return mlflow.search_runs(
-            experiment_names=[experiment],
-            filter_string="attributes.status = 'FINISHED'",
-            output_format="pandas",
+    rows, token = [], None
+    while True:
+        page = client.search_runs(
+            [found.experiment_id], "attributes.status = 'FINISHED'", max_results=PAGE, page_token=token
         )
-    finally:
-        mlflow.set_tracking_uri(previous)
-        if environment is None:
-            os.environ.pop(ENV_URI, None)
-        else:
-            os.environ[ENV_URI] = environment
+        rows += [run_row(run) for run in page]
+        token = page.token
+        if not token:
+            return pd.DataFrame(rows)
+
+
+def run_row(run: Run) -> dict[str, object]:
+    """One run as a row of :func:`search_finished`."""
+    return {
+        "run_id": run.info.run_id,
+        "start_time": run.info.start_time,
+        **{f"params.{k}": v for k, v in run.data.params.items()},
+        **{f"metrics.{k}": v for k, v in run.data.metrics.items()},
+        **{f"tags.{k}": v for k, v in run.data.tags.items()},
+    }
 
 
 def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -124,9 +134,10 @@ def family_of(spec: StudySpec, metric: str) -> bool:
 
 
 def joined(parts: pd.DataFrame) -> pd.Series:
-    """Per row, the present values of ``parts`` (params as strings) joined by ``/``."""
+    """Per row, the present values of ``parts`` joined by ``/`` (NaN when none is present)."""
     present = parts.astype("object").where(parts.notna() & ~parts.isin(MISSING))
-    return present.apply(lambda row: "/".join(str(v) for v in row if isinstance(v, str)), axis=1)
+    text = present.apply(lambda row: "/".join(str(v) for v in row if pd.notna(v)), axis=1)
+    return text.where(text != "")
 
 
 def normalize(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,7 @@ its facets that hold runs; without a row facet, several metrics in one column, o
 in more than ``spec.wrap`` columns, are laid out in one sequence instead, ``spec.wrap`` per
 line. In each panel: one line with markers per hue value (the mean over seeds) and a shaded
 95% interval, dashed theory curves in the same colour, and the references of the metric
-(a non-private model dotted in black, the majority class dash-dotted in grey). Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
+(a non-private model dotted, the majority class dash-dotted, both in black). Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
 state, no display) inside a fixed rc context, and the files carry no timestamp, so the same
 summary always gives byte-identical files.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal
 
 import matplotlib as mpl
 import numpy as np
@@ -31,13 +30,8 @@ from dp2pub.figures.studies import StudySpec
 
 PANEL_SIZE = (3.3, 2.5)  # inches per panel
 LEGEND_WIDTH = 2.0  # inches right of the panels
-WRAP = 3  # panels per line when the metrics are laid out side by side
 MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
 BAND_ALPHA = 0.18
-#: (colour, line style) of a metric's first, second ... reference.
-REFERENCE_STYLES: tuple[tuple[str, Literal[":", "-."]], ...] = (("black", ":"), ("grey", "-."))
-#: Legend names of reference metrics by prefix (default: "non-private").
-REFERENCE_LABELS = {"misclass_majority": "majority class", "accuracy_majority": "majority class"}
 
 
 def _fmt(value: object) -> str:
@@ -96,7 +90,7 @@ def draw_panel(
         curve = curves[curves[spec.hue] == hue] if not curves.empty else curves
         if not curve.empty:
             ax.plot(curve[spec.x], curve["value"], color=style.colour(hue), linestyle="--", linewidth=1.0)
-    for reference, (colour, linestyle) in zip(references, REFERENCE_STYLES):
+    for reference, (colour, linestyle) in zip(references, style.REFERENCE_STYLES):
         if not reference.empty:
             ax.plot(reference[spec.x], reference["mean"], color=colour, linestyle=linestyle, linewidth=1.2)
     if points.empty:
@@ -123,12 +117,9 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
     return low / 1.5, values.max() * 1.5
 
 
-def reference_label(metric: str) -> str:
-    """Legend name of a reference metric."""
-    return next((v for k, v in REFERENCE_LABELS.items() if metric.startswith(k)), "non-private")
-
-
-def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, references: dict[str, int], bands: bool) -> None:
+def _legend(
+    fig: Figure, spec: StudySpec, hues: list, theory: bool, references: set[tuple[int, str]], bands: bool
+) -> None:
     handles: list[Artist] = [
         Line2D(
             [],
@@ -141,9 +132,9 @@ def _legend(fig: Figure, spec: StudySpec, hues: list, theory: bool, references: 
     ]
     if theory:
         handles.append(Line2D([], [], color="grey", linestyle="--", label=spec.theory_label))
-    for metric, position in sorted(references.items(), key=lambda item: item[1]):
-        colour, linestyle = REFERENCE_STYLES[position]
-        handles.append(Line2D([], [], color=colour, linestyle=linestyle, label=reference_label(metric)))
+    for position, name in sorted(references):  # (position, legend name): each drawn style once
+        colour, linestyle = style.REFERENCE_STYLES[position]
+        handles.append(Line2D([], [], color=colour, linestyle=linestyle, label=name))
     if bands:
         handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label="95% interval (t, over seeds)"))
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
@@ -175,7 +166,7 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
         ax.set_visible(False)
     hues = sorted(summary[spec.hue].dropna().unique(), key=spec.hue_rank)
     xs = np.sort(summary[spec.x].dropna().unique().astype(float))
-    drawn: dict[str, int] = {}
+    drawn: set[tuple[int, str]] = set()
     for r, (metric, row) in enumerate(rows):
         row_axes, row_points, row_curves = [], [], []
         for c, col in enumerate(cols):
@@ -188,12 +179,13 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
                 if not curves.empty
                 else curves
             )
+            names = spec.references(metric)
             references = [
                 summary[here & (summary["metric"] == name)].groupby(spec.x, as_index=False)["mean"].mean()
-                for name in spec.references(metric)
+                for name in names
             ]
             drawn |= {
-                name: i for i, (name, ref) in enumerate(zip(spec.references(metric), references)) if not ref.empty
+                (i, style.reference_label(n)) for i, (n, ref) in enumerate(zip(names, references)) if not ref.empty
             }
             draw_panel(ax, spec, metric, points, curve, references, hues)
             row_axes.append(ax)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import pandas as pd
@@ -70,8 +70,9 @@ class StudySpec:
         families: metrics read as one metric per family (:class:`Family`), their values
             in a column each.
         extra_metrics: further metrics kept in the CSVs (e.g. the logged ``mse_theory``).
-        wrap: panels per line when they are laid out in one sequence (several metrics and one
-            column of facets, or one metric and more than ``wrap`` columns).
+        wrap: panels per line when they are laid out in one sequence (without a row facet:
+            several metrics and one column of facets, or one metric and more than ``wrap``
+            columns); a row facet always gives a grid.
         log_x: logarithmic x axis.
         log_y: logarithmic y axis for every metric (True) or for the metrics named.
         x_label: x axis label, with its unit.
@@ -108,6 +109,13 @@ class StudySpec:
     hue_labels: Mapping[str, str] = field(default_factory=_frozen)
     theory: Callable[[tuple[str, ...], str, pd.DataFrame], pd.DataFrame] | None = None
     theory_label: str = "theory"
+
+    def __post_init__(self) -> None:
+        if self.wrap < 1:
+            raise ValueError(f"{self.name}: wrap must be >= 1, not {self.wrap}")
+        for metric in self.metrics:
+            if len(self.references(metric)) > len(style.REFERENCE_STYLES):
+                raise ValueError(f"{self.name}: at most {len(style.REFERENCE_STYLES)} references per metric ({metric})")
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -199,6 +207,37 @@ PAPER_LABELS = _frozen(
     }
 )
 
+#: Figure 5 of the DP2-Pub paper: the AVD per dataset and alpha.
+PAPER_FIGURE_5 = StudySpec(
+    name="dp2pub_paper",
+    title="AVD over all α-way marginals (DP2-Pub paper, Fig. 5)",
+    experiment="dp2pub_paper",
+    x="epsilon",
+    metrics=("tvd",),
+    hue="variant",
+    hue_parts=PAPER_HUE,
+    facets=("dataset.name", "alpha"),
+    families=(Family("tvd", r"tvd_([2-9])way", "alpha"),),
+    wrap=4,
+    y_labels=_frozen({"tvd": "AVD (mean TVD, all α-way)"}),
+    param_labels=PARAM_LABELS,
+    hue_labels=PAPER_LABELS,
+)
+#: Figure 6: the SVM's misclassification per task, with the non-private and majority rates.
+PAPER_FIGURE_6 = replace(
+    PAPER_FIGURE_5,
+    name="dp2pub_paper_svm",
+    title="linear SVM misclassification per task (DP2-Pub paper, Fig. 6)",
+    metrics=("misclass_svm",),
+    facets=("dataset.name", "task"),
+    baselines=_frozen({"misclass_svm": ("misclass_svm_baseline", "misclass_majority")}),
+    families=tuple(
+        Family(name, re.escape(name) + r"\.(.+)", "task")
+        for name in ("misclass_svm", "misclass_svm_baseline", "misclass_majority")
+    ),
+    y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
+)
+
 STUDIES: dict[str, StudySpec] = {
     spec.name: spec
     for spec in (
@@ -287,21 +326,7 @@ STUDIES: dict[str, StudySpec] = {
             y_labels=Y_LABELS,
             param_labels=PARAM_LABELS,
         ),
-        StudySpec(
-            name="dp2pub_paper",
-            title="AVD over all α-way marginals (DP2-Pub paper, Fig. 5)",
-            experiment="dp2pub_paper",
-            x="epsilon",
-            metrics=("tvd",),
-            hue="variant",
-            hue_parts=PAPER_HUE,
-            facets=("dataset.name", "alpha"),
-            families=(Family("tvd", r"tvd_([2-9])way", "alpha"),),
-            wrap=4,
-            y_labels=_frozen({"tvd": "AVD (mean TVD, all α-way)"}),
-            param_labels=PARAM_LABELS,
-            hue_labels=PAPER_LABELS,
-        ),
+        PAPER_FIGURE_5,
         StudySpec(
             name="dp2pub_regimes",
             title="where clustering helps: LDP DP2-Pub against PRAM per attribute on synthetic_bn",
@@ -317,24 +342,6 @@ STUDIES: dict[str, StudySpec] = {
             param_labels=_frozen({**PARAM_LABELS, "dataset.strength": "strength"}),
             hue_labels=_frozen({"dp2pub": "DP2-Pub LDP, Q⁻¹λ (clusters)", "pram": "PRAM per attribute, Q⁻¹λ"}),
         ),
-        StudySpec(
-            name="dp2pub_paper_svm",
-            title="linear SVM misclassification per task (DP2-Pub paper, Fig. 6)",
-            experiment="dp2pub_paper",
-            x="epsilon",
-            metrics=("misclass_svm",),
-            hue="variant",
-            hue_parts=PAPER_HUE,
-            facets=("dataset.name", "task"),
-            baselines=_frozen({"misclass_svm": ("misclass_svm_baseline", "misclass_majority")}),
-            families=tuple(
-                Family(name, re.escape(name) + r"\.(.+)", "task")
-                for name in ("misclass_svm", "misclass_svm_baseline", "misclass_majority")
-            ),
-            wrap=4,
-            y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
-            param_labels=PARAM_LABELS,
-            hue_labels=PAPER_LABELS,
-        ),
+        PAPER_FIGURE_6,
     )
 }

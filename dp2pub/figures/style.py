@@ -8,7 +8,7 @@ across runs and machines, unlike Python's salted ``hash``).
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # matplotlib >= 3.9 names the rc keys; only the type checker needs them
     from matplotlib.typing import RcKeyType
@@ -46,6 +46,11 @@ LABELS = {
     "ldp_nb": "LDP naive Bayes",
 }
 
+#: (colour, line style) of a metric's first, second ... reference line (``StudySpec.baselines``).
+REFERENCE_STYLES: tuple[tuple[str, Literal[":", "-."]], ...] = (("black", ":"), ("black", "-."))
+#: Legend names of reference metrics by prefix (default: "non-private").
+REFERENCE_LABELS = {"misclass_majority": "majority class"}
+
 #: matplotlib settings of every figure (applied with rc_context, never globally).
 RC: dict[RcKeyType, Any] = {
     "font.size": 9,
@@ -82,6 +87,11 @@ def sort_key(name: object) -> tuple[int, str]:
     """Legend order: :data:`ORDER` first, then by name."""
     key = str(name)
     return (ORDER.index(key) if key in ORDER else len(ORDER), key)
+
+
+def reference_label(metric: str) -> str:
+    """Legend name of a reference metric."""
+    return next((v for k, v in REFERENCE_LABELS.items() if metric.startswith(k)), "non-private")
 
 
 def label(name: object) -> str:

@@ -48,7 +48,7 @@ from sklearn.svm import LinearSVC
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.utility import Classifier
-from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
+from dp2pub.mechanisms.accounting import Spend, fit_shares, two_shares
 from dp2pub.mechanisms.dppro import (
     dppro_sigma,
     one_hot_sensitivity,
@@ -200,8 +200,10 @@ class DPProPublisher(Publisher):
         ledger = [Spend("project", "(Gaussian, every feature)", eps_features)]
         timings = {"project": projected - start}
         labels = {}
-        for column in label_columns:  # each label at an equal part of eps_labels
-            share = split_budget(eps_labels, len(label_columns))
+        # each label at an equal part of eps_labels, fitted so that the ledger's sum is <= epsilon
+        parts = len(label_columns)
+        shares = fit_shares([eps_labels / parts] * parts, epsilon, spent=[eps_features]) if parts else []
+        for column, share in zip(label_columns, shares):
             labels[column] = GRR(epsilon=share, k=int(data.domain.sizes[column])).perturb(data.codes[:, column], rng)
             ledger.append(Spend("label", data.domain.names[column], share))
         if label_columns:

@@ -2,6 +2,7 @@
 
 import os
 
+import mlflow
 import pandas as pd
 import pytest
 
@@ -76,12 +77,13 @@ def test_job_runs_keeps_the_newest_run_per_config_hash_and_falls_back_to_params(
     assert sorted(job_runs(runs)["run_id"]) == ["b", "c", "d"]
 
 
-def test_collecting_leaves_the_tracking_environment_as_it_was(fake_store, monkeypatch):
-    # mlflow.set_tracking_uri also sets MLFLOW_TRACKING_URI: a second figure of the same
-    # command would otherwise resolve its store from it
+def test_collecting_leaves_the_tracking_uri_as_it_was(fake_store, monkeypatch):
+    # mlflow.set_tracking_uri would pin MLflow's global URI and set MLFLOW_TRACKING_URI: a
+    # second figure of the same command would then resolve its store from them
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    before = mlflow.get_tracking_uri()
     collect(SPEC, fake_store["uri"])
-    assert "MLFLOW_TRACKING_URI" not in os.environ
+    assert "MLFLOW_TRACKING_URI" not in os.environ and mlflow.get_tracking_uri() == before
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////somewhere/else.db")
     collect(SPEC, fake_store["uri"])
-    assert os.environ["MLFLOW_TRACKING_URI"] == "sqlite:////somewhere/else.db"
+    assert mlflow.get_tracking_uri() == "sqlite:////somewhere/else.db"

@@ -1,6 +1,9 @@
 """The DP2-Pub paper's two figures: joined hues, metric families, two references, wrapped panels."""
 
+from dataclasses import replace
+
 import mlflow
+import pandas as pd
 import pytest
 
 from dp2pub.figures.aggregate import aggregate
@@ -124,3 +127,39 @@ def test_the_study_command_draws_both_figures(store, tmp_path, capsys, monkeypat
         "dp2pub_paper_svm.png",
         "dp2pub_paper_svm_summary.csv",
     ]
+
+
+def test_more_panels_than_wrap_go_on_several_lines(store):
+    fig = build_figure(replace(FIG5, wrap=3), aggregate(collect(FIG5, store)))
+    axes = fig.axes
+    assert len(axes) == 6 and [ax.get_visible() for ax in axes] == [True] * 4 + [False] * 2
+    # x labels under the last panel of each column, y labels at the start of each line
+    assert [bool(ax.get_xlabel()) for ax in axes[:4]] == [False, True, True, True]
+    assert [bool(ax.get_ylabel()) for ax in axes[:4]] == [True, False, False, True]
+
+
+def test_legend_lists_the_lines_in_the_specs_order_then_each_reference_once(store):
+    fig = build_figure(FIG6, aggregate(collect(FIG6, store)))
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    order = [FIG6.hue_labels[v] for v in ("dp2pub/local/ibu", "dp2pub/trusted/inverse", "privbayes", "pram/inverse")]
+    assert legend[:4] == order
+    assert legend.count("non-private") == 1 and legend.count("majority class") == 1
+
+
+def test_a_spec_refuses_more_references_than_line_styles_and_a_wrap_below_one():
+    with pytest.raises(ValueError, match="at most 2 references"):
+        replace(FIG6, baselines={"misclass_svm": ("a", "b", "c")})
+    with pytest.raises(ValueError, match="wrap must be >= 1"):
+        replace(FIG5, wrap=0)
+
+
+def test_references_of_several_metrics_share_one_legend_entry():
+    spec = STUDIES["dp2pub_adult"]
+    rows = [
+        {"mechanism.name": "pram", "epsilon": e, "dataset.name": "adult", "metric": m, "n": 2, "mean": 0.8}
+        for e in (1.0, 2.0)
+        for m in ("accuracy_logreg", "accuracy_logreg_baseline", "accuracy_nb", "accuracy_nb_baseline")
+    ]
+    summary = pd.DataFrame(rows).assign(ci_low=0.7, ci_high=0.9)
+    legend = [t.get_text() for t in build_figure(spec, summary).legends[0].get_texts()]
+    assert legend.count("non-private") == 1

@@ -191,25 +191,26 @@ def test_a_job_on_car_logs_the_svm_accuracy_and_no_marginal_metric():
 
 def test_the_study_tasks_are_the_labels_each_at_an_equal_part_of_the_label_budget(car):
     train, test = car
-    publisher = DPProPublisher(labels=["safety", "class"], label_share=0.3)
+    publisher = DPProPublisher(labels=["class", "buying"], label_share=0.3)
     outcome = publisher.publish(train, 2.0, np.random.default_rng(0))
     labels = [(item.attribute, item.epsilon) for item in outcome.ledger if item.phase == "label"]
-    assert [name for name, _ in labels] == ["safety", "class"]  # in column order
+    assert [name for name, _ in labels] == ["buying", "class"]  # in column order
     assert labels[0][1] == labels[1][1] == pytest.approx(0.3, rel=1e-12)
     assert math.fsum(item.epsilon for item in outcome.ledger) <= 2.0
     release = outcome.release
-    safety, target = train.domain.index("safety"), train.target_column
-    assert set(release.labels) == {safety, target}
-    assert release.features == tuple(j for j in range(train.d) if j not in (safety, target))
+    buying, target = train.domain.index("buying"), train.target_column
+    assert buying == 0 and set(release.labels) == {buying, target}
+    assert release.features == tuple(j for j in range(train.d) if j not in (buying, target))
     assert release.projection.shape[0] == sum(int(train.domain.sizes[j]) for j in release.features)
-    for task in ("safety", "class"):
+    # the first column is a label: a task's features sit at other positions of x for each task
+    for task in ("buying", "class"):
         original = train.with_target(task)
         classifier = release.classifier("svm", original, 0)
         # a record is classified from its projected attributes, wherever they sit among its features
         x_test, _ = split_xy(test.with_target(task))
         direct = project_codes(test.codes[:, list(release.features)], release.sizes, release.projection)
         assert np.array_equal(classifier.predict(x_test), classifier.model.predict(direct))
-    assert release.classifier("svm", train.with_target("buying"), 0) is None  # not a label
+    assert release.classifier("svm", train.with_target("safety"), 0) is None  # not a label
 
 
 @pytest.mark.parametrize("labels", [[], ["class", 3], "class"])
@@ -228,3 +229,18 @@ def test_the_config_takes_the_study_tasks_as_labels():
     assert paper["mechanism"]["labels"] == ["a3", "a5", "a15", "a11"]
     car = OmegaConf.to_container(compose_config(["dataset=car", "mechanism=dppro"]), resolve=True)
     assert car["mechanism"]["labels"] is None
+
+
+@pytest.mark.parametrize(
+    "labels,label_share,epsilon",
+    [
+        (["buying", "safety", "class"], 0.7802791218767311, 7.982116609167682),
+        (["maint", "doors", "persons", "lug_boot", "safety"], 0.73, 0.9),
+    ],
+)
+def test_several_labels_never_spend_more_than_epsilon(car, labels, label_share, epsilon):
+    # an equal split of eps_labels, rounded, can sum to one ulp more than epsilon with eps_f
+    outcome = DPProPublisher(labels=labels, label_share=label_share).publish(car[0], epsilon, np.random.default_rng(0))
+    assert outcome.epsilon_spent <= epsilon
+    shares = {item.epsilon for item in outcome.ledger if item.phase == "label"}
+    assert len(shares) == 1
