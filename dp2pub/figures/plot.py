@@ -5,9 +5,10 @@ its facets that hold runs; without a row facet, several metrics in one column, o
 in more than ``spec.wrap`` columns, are laid out in one sequence instead, ``spec.wrap`` per
 line. In each panel: one line with markers per hue value (the mean over seeds) and a shaded
 95% interval, dashed theory curves in the same colour, and the references of the metric
-(a non-private model dotted, the majority class dash-dotted, both in black). Drawing uses a private :class:`~matplotlib.figure.Figure` (no pyplot
-state, no display) inside a fixed rc context, and the files carry no timestamp, so the same
-summary always gives byte-identical files.
+(a non-private model dotted, the majority class dash-dotted, both in black). Drawing uses a
+private :class:`~matplotlib.figure.Figure` (no pyplot state, no display) inside a fixed rc
+context, and the files carry no timestamp, so the same summary always gives byte-identical
+files.
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ class StudySpec:
         facets: parameters whose value combinations make the columns of panels.
         row_facet: an optional parameter that splits every metric's row into one row per value.
         extra_params: further parameters kept in the CSVs (those ``theory`` needs).
-        baselines: metric -> the metric(s) of its references, drawn in black and grey (dotted,
-            dash-dotted): a non-private model (``*_baseline``), the majority class.
+        baselines: metric -> the metric(s) of its references, at most two, drawn in black
+            (dotted, then dash-dotted): a non-private model (``*_baseline``), the majority class.
         families: metrics read as one metric per family (:class:`Family`), their values
             in a column each.
         extra_metrics: further metrics kept in the CSVs (e.g. the logged ``mse_theory``).

@@ -25,9 +25,9 @@ are silent (docs/design.md, section 6.8):
   and gives no classifier.
 - **Use:** an analyst trains a linear model on ``(Y, one label's noisy values)`` and
   classifies a record by projecting its one-hot vector (over the projected attributes) with
-  the same ``P`` (:class:`DPProRelease`); a task on one label does not see the other labels. A projection
-  to ``k`` dimensions cannot be inverted, and no way to estimate categorical marginals from
-  ``Y`` is part of this implementation: the release answers no marginal query
+  the same ``P`` (:class:`DPProRelease`); a task on one label does not see the other labels.
+  A projection to ``k`` dimensions cannot be inverted, and no way to estimate categorical
+  marginals from ``Y`` is part of this implementation: the release answers no marginal query
   (``max_way = 0``), and a job logs no marginal metric for it.
 """
 
