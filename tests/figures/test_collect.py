@@ -22,6 +22,13 @@ def test_collect_drops_parent_failed_and_older_duplicates(fake_store):
     assert len(runs) == sum(len(v) for v in VALUES.values())
 
 
+def test_runs_are_read_page_by_page(fake_store, monkeypatch):
+    # pages of 2 runs: every page must be read, none twice
+    whole = collect(SPEC, fake_store["uri"])
+    monkeypatch.setattr("dp2pub.figures.collect.PAGE", 2)
+    assert collect(SPEC, fake_store["uri"]).equals(whole)
+
+
 def test_collect_gives_one_typed_row_per_run_and_metric(fake_store):
     table = collect(SPEC, fake_store["uri"])
     assert list(table.columns) == ["run_id", "study", *SPEC.params, "metric", "value"]
