@@ -58,6 +58,8 @@ def execute(cfg: DictConfig) -> str:
         f"epsilon={plain['epsilon']}, seed={plain['seed']})"
     )
     print(format_results(result.metrics))
+    for note in result.notes:
+        print(f"note: {note}")
     print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
     return run_id
 

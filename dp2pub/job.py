@@ -21,7 +21,7 @@ import pandas as pd
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.split import split_train_test
-from dp2pub.learn.utility import classifier_metrics, task_metrics
+from dp2pub.learn.utility import below_majority, classifier_metrics, task_metrics
 from dp2pub.limits import check_job_size
 from dp2pub.mechanisms.accounting import epsilon_spent
 from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
@@ -43,6 +43,8 @@ class JobResult:
     ledger: pd.DataFrame
     published: Dataset | None
     artifacts: dict = field(default_factory=dict)
+    #: Lines a reader needs beside the numbers (:func:`result_notes`).
+    notes: list[str] = field(default_factory=list)
 
 
 def run_job(cfg: Mapping) -> JobResult:
@@ -82,7 +84,8 @@ def run_job(cfg: Mapping) -> JobResult:
     timings.update({**outcome.timings, **evaluation.timings, "total": time.perf_counter() - start})
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
-    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts)
+    notes = result_notes(cfg["mechanism"], evaluation, metrics)
+    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes)
 
 
 def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
@@ -178,6 +181,16 @@ def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -
         ways=settings.metrics.ways,
         max_subsets=settings.metrics.max_subsets,
     )
+
+
+def result_notes(mechanism: Mapping, evaluation: Evaluation, metrics: Mapping[str, float]) -> list[str]:
+    """What the numbers alone would let a reader misread: TVDs of estimates that are not
+    distributions (they can exceed 1), and classifiers below the majority-class rate."""
+    notes = []
+    if not evaluation.distributions:
+        hint = "; mechanism.estimator=norm_sub gives distributions" if "estimator" in mechanism else ""
+        notes.append(f"tvd_* compare estimates that are not distributions (negative entries): a TVD can exceed 1{hint}")
+    return notes + below_majority(metrics)
 
 
 def collect_metrics(

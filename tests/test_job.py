@@ -42,7 +42,18 @@ def test_dataset_seed_fixes_the_data_across_job_seeds():
 
 
 def test_mse_theory_matches_mse_freq_on_a_large_sample():
-    result = run_job(plain(["epsilon=4", "dataset.n=200000", "dataset.d=4", "dataset.k_min=16", "dataset.k_max=16"]))
+    result = run_job(
+        plain(
+            [
+                "epsilon=4",
+                "dataset.n=200000",
+                "dataset.d=4",
+                "dataset.k_min=16",
+                "dataset.k_max=16",
+                "mechanism.estimator=unbiased",
+            ]
+        )
+    )
     ratio = result.metrics["mse_freq"] / result.metrics["mse_theory"]
     # 64 per-value squared errors: relative sd of their mean is about sqrt(2 / 64) = 0.18
     assert 0.5 < ratio < 1.5
@@ -81,6 +92,7 @@ def test_every_oracle_meets_its_closed_form_on_the_issue_configuration(mechanism
         plain(
             [
                 f"mechanism={mechanism}",
+                "mechanism.estimator=unbiased",
                 "epsilon=4",
                 "dataset.n=200000",
                 "dataset.d=4",
@@ -98,3 +110,12 @@ def test_every_oracle_meets_its_closed_form_on_the_issue_configuration(mechanism
 def test_rappor_over_budget_is_refused_naming_the_key():
     with pytest.raises(ConfigError, match="mechanism.f=0.01"):
         run_job(plain(["mechanism=rappor", "mechanism.f=0.01"]))
+
+
+def test_a_release_that_is_not_a_distribution_gets_a_note_and_the_default_is_one():
+    unbiased = run_job(plain(["mechanism.estimator=unbiased"]))
+    assert unbiased.metrics["tvd_2way"] > 1  # eps 0.1 per attribute: joint estimates far off the simplex
+    (note,) = unbiased.notes
+    assert "not distributions" in note and "can exceed 1" in note and "mechanism.estimator=norm_sub" in note
+    default = run_job(plain([]))
+    assert default.notes == [] and 0 <= default.metrics["tvd_1way"] <= 1 and 0 <= default.metrics["tvd_2way"] <= 1

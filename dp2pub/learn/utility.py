@@ -16,7 +16,7 @@ extra ``unknown`` category.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -139,7 +139,8 @@ def classifier_metrics(
     """``accuracy_<model>`` (the release's classifier) and ``accuracy_<model>_baseline`` (the
     same model learned from the original ``train``), both on the original held-out ``test``,
     for each model the release can give (``rng`` draws one ``random_state`` per model,
-    shared by both fits)."""
+    shared by both fits), and with them ``accuracy_majority`` (:func:`majority_rate`), the
+    rate a classifier must beat to have learned anything."""
     x_test, y_test = split_xy(test)
     metrics: dict[str, float] = {}
     for name in models:
@@ -150,6 +151,8 @@ def classifier_metrics(
         metrics[f"accuracy_{name}"] = float(np.mean(learned.predict(x_test) == y_test))
         baseline = release.baseline(name, train, state)
         metrics[f"accuracy_{name}_baseline"] = float(np.mean(baseline.predict(x_test) == y_test))
+    if metrics:
+        metrics["accuracy_majority"] = majority_rate(train, test)
     return metrics
 
 
@@ -180,3 +183,27 @@ def task_metrics(
             metrics[f"misclass_{model}.{task}"] = 1.0 - accuracy
         metrics[f"misclass_majority.{task}"] = 1.0 - majority_rate(train_t, test_t)
     return metrics
+
+
+def below_majority(metrics: Mapping[str, float]) -> list[str]:
+    """One line for each release classifier that does worse than always predicting the
+    majority class: ``accuracy_<model>`` below ``accuracy_majority``, or
+    ``misclass_<model>.<task>`` above ``misclass_majority.<task>`` (baselines on the
+    original data are not the release's, and are left out)."""
+    lines = []
+    for name, value in metrics.items():
+        prefix, _, task = name.partition(".")
+        kind, _, model = prefix.partition("_")
+        if kind not in ("accuracy", "misclass") or model in ("majority", "") or model.endswith("_baseline"):
+            continue
+        majority = f"{kind}_majority" + (f".{task}" if task else "")
+        if majority not in metrics:
+            continue
+        worse = value < metrics[majority] if kind == "accuracy" else value > metrics[majority]
+        if worse:
+            side = "below" if kind == "accuracy" else "above"
+            lines.append(
+                f"{name} {value:.4g} is {side} {majority} {metrics[majority]:.4g} "
+                "(always predicting the training part's majority class)"
+            )
+    return lines

@@ -40,26 +40,49 @@ def subset_tvds(
     return np.concatenate(out)
 
 
+#: How far from 1 the total of an estimated marginal may be and still count as a distribution.
+SUM_TOLERANCE = 1e-6
+
+
 @dataclass
 class Evaluation:
-    """Scalar metrics, the per-attribute table behind them, and wall times."""
+    """Scalar metrics, the per-attribute table behind them, and wall times.
+
+    ``distributions`` says whether every estimated marginal the metrics compared was a
+    probability distribution (no negative entry, total 1): the TVDs are then in [0, 1].
+    Unbiased estimates are not, and their TVD can exceed 1.
+    """
 
     metrics: dict[str, float]
     per_attribute: pd.DataFrame
     timings: dict[str, float] = field(default_factory=dict)
+    distributions: bool = True
 
 
-class _Timed:
-    """``release.marginals``, adding the time spent in it to :attr:`seconds`."""
+def are_distributions(estimates: np.ndarray, cells: np.ndarray) -> bool:
+    """Whether each of the concatenated marginals (``cells[i]`` values each) has no negative
+    entry and a total within :data:`SUM_TOLERANCE` of 1."""
+    if estimates.size == 0:
+        return True
+    totals = np.add.reduceat(estimates, np.cumsum(cells) - cells)
+    return bool(estimates.min() >= 0.0 and np.all(np.abs(totals - 1.0) <= SUM_TOLERANCE))
 
-    def __init__(self, release: Release) -> None:
+
+class _Recorded:
+    """``release.marginals``, adding the time spent in it to :attr:`seconds` and noting in
+    :attr:`distributions` whether every answer was a distribution."""
+
+    def __init__(self, release: Release, sizes: np.ndarray) -> None:
         self.release = release
+        self.sizes = sizes
         self.seconds = 0.0
+        self.distributions = True
 
     def __call__(self, subsets: list[tuple[int, ...]]) -> np.ndarray:
         start = time.perf_counter()
         out = self.release.marginals(subsets)
         self.seconds += time.perf_counter() - start
+        self.distributions &= are_distributions(out, subset_cells(self.sizes, subsets))
         return out
 
 
@@ -101,7 +124,8 @@ def evaluate_marginals(
     ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
     TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them.
     The time spent asking the release for its marginals (:meth:`Release.marginals`) is
-    reported as ``estimate``, the rest as ``metrics``. A release
+    reported as ``estimate``, the rest as ``metrics``; whether every answer was a
+    distribution as :attr:`Evaluation.distributions`. A release
     whose ``max_way`` is 0 answers no marginal query: no metric, an empty per-attribute table.
     """
     for way in ways:
@@ -111,7 +135,7 @@ def evaluate_marginals(
     if release.max_way == 0:
         return Evaluation({}, pd.DataFrame(columns=PER_ATTRIBUTE))
     start = time.perf_counter()
-    estimates = _Timed(release)
+    estimates = _Recorded(release, original.domain.sizes)
     table = _per_attribute(original, release, estimates)
     metrics = {
         "tvd_1way": float(table["tvd"].mean()),
@@ -125,4 +149,5 @@ def evaluate_marginals(
         distances = subset_tvds(original, attribute_subsets(original.d, way, max_subsets, rng), estimates)
         metrics[f"tvd_{way}way"] = float(np.mean(distances))
     total = time.perf_counter() - start
-    return Evaluation(metrics, table, {"estimate": estimates.seconds, "metrics": total - estimates.seconds})
+    timings = {"estimate": estimates.seconds, "metrics": total - estimates.seconds}
+    return Evaluation(metrics, table, timings, estimates.distributions)

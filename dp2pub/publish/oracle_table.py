@@ -127,13 +127,14 @@ class OraclePublisher(Publisher):
     subclass per oracle.
 
     Args:
-        estimator: ``none``, ``unbiased``, ``clip``, ``norm_sub`` or ``ibu``.
+        estimator: ``norm_sub`` (default: a distribution), ``clip``, ``ibu``, ``unbiased``
+            (not a distribution: negative entries) or ``none`` (the raw report histogram).
         strategy: ``split`` (epsilon / d per attribute) or ``sample`` (one attribute per user).
         options: further keyword arguments of the oracle (RAPPOR's Bloom filter and noise).
     """
 
     oracle: ClassVar[type[FrequencyOracle]]
-    estimator: str = "unbiased"
+    estimator: str = "norm_sub"
     strategy: str = "split"
     options: Mapping = field(default_factory=dict)
 
@@ -262,14 +263,14 @@ def oracle_publisher(oracle: str):
     publisher = ORACLE_PUBLISHERS[oracle]
     own = [p for name, p in inspect.signature(publisher.oracle).parameters.items() if name not in ("epsilon", "k")]
 
-    def build(estimator: str = "unbiased", strategy: str = "split", **options) -> OraclePublisher:
+    def build(estimator: str = "norm_sub", strategy: str = "split", **options) -> OraclePublisher:
         return publisher(estimator=estimator, strategy=strategy, options=options)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     # a function's signature attribute is not declared on Callable, but inspect reads it
     build.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
-            inspect.Parameter("estimator", keyword, default="unbiased"),
+            inspect.Parameter("estimator", keyword, default="norm_sub"),
             inspect.Parameter("strategy", keyword, default="split"),
         ]
         + [p.replace(kind=keyword) for p in own]

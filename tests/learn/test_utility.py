@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 
 from dp2pub.data.car import load_car
+from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
 from dp2pub.job import run_job
 from dp2pub.learn.split import split_train_test
-from dp2pub.learn.utility import classifier_metrics, recoders
+from dp2pub.learn.utility import below_majority, classifier_metrics, majority_rate, recoders
 from dp2pub.publish.release import TableRelease
+from dp2pub.seeding import phase_rng
 from dp2pub.validation import ConfigError
 from tests.learn.conftest import plain
 
@@ -22,6 +24,46 @@ def assert_accuracies(metrics, models=("logreg", "nb")):
     for model in models:
         for name in (f"accuracy_{model}", f"accuracy_{model}_baseline"):
             assert 0.0 <= metrics[name] <= 1.0, name
+    assert 0.0 < metrics["accuracy_majority"] <= 1.0
+
+
+def test_the_majority_rate_is_logged_beside_the_accuracies_and_a_classifier_below_it_gets_a_note():
+    result = car("mechanism=grr", "epsilon=2")  # eps 2/7 per attribute: the classifiers learn noise
+    train, test = split_train_test(load_car(), 0.3, phase_rng(0, "split"))  # the job's split (seed 0)
+    majority = result.metrics["accuracy_majority"]
+    assert majority == majority_rate(train, test) and 0.6 < majority < 0.8  # car: 70% unacc
+    below = [m for m in ("logreg", "nb") if result.metrics[f"accuracy_{m}"] < majority]
+    assert below  # measured: logreg 0.35, nb 0.36 against 0.70
+    assert [note.split()[0] for note in result.notes] == [f"accuracy_{m}" for m in below]
+    assert all(f"is below accuracy_majority {majority:.4g}" in note for note in result.notes)
+    assert not car("mechanism=grr", "epsilon=2", "metrics.models=[]").notes  # nothing learned, no note
+
+
+def test_below_majority_compares_the_releases_classifiers_only():
+    metrics = {
+        "accuracy_nb": 0.3,
+        "accuracy_nb_baseline": 0.2,  # the original data's model: not the release's
+        "accuracy_logreg": 0.8,
+        "accuracy_majority": 0.7,
+        "misclass_svm.x": 0.5,
+        "misclass_svm_baseline.x": 0.9,
+        "misclass_majority.x": 0.4,
+        "misclass_svm.y": 0.1,
+        "misclass_majority.y": 0.4,
+        "misclass_svm.z": 0.9,  # no majority rate of task z: nothing to compare with
+    }
+    notes = below_majority(metrics)
+    assert [note.split()[0] for note in notes] == ["accuracy_nb", "misclass_svm.x"]
+    assert notes[0].startswith("accuracy_nb 0.3 is below accuracy_majority 0.7")
+    assert notes[1].startswith("misclass_svm.x 0.5 is above misclass_majority.x 0.4")
+    assert below_majority({"accuracy_nb": 0.7, "accuracy_majority": 0.7}) == []  # equal is not below
+
+
+def test_majority_rate_by_hand():
+    domain = Domain.from_sizes([2, 3])
+    train = Dataset(np.array([[0, 0], [1, 2], [0, 2], [1, 1]]), domain, target="a1")  # majority: 2
+    test = Dataset(np.array([[0, 2], [1, 0], [0, 2], [1, 2]]), domain, target="a1")
+    assert majority_rate(train, test) == 0.75
 
 
 @pytest.mark.parametrize("overrides", [["mechanism=grr", "mechanism.estimator=none"], ["mechanism=pram"]])

@@ -40,7 +40,9 @@ def test_joint_estimate_of_unary_reports_is_unbiased():
     data = correlated(2000, np.random.default_rng(0))
     truth = np.histogram2d(data.codes[:, 0], data.codes[:, 1], bins=[3, 4], range=[[0, 3], [0, 4]])[0] / data.n
     reps, rng = 300, np.random.default_rng(3)
-    joint = np.array([OUEPublisher().publish(data, 4.0, rng).release.marginal((0, 1)) for _ in range(reps)])
+    joint = np.array(
+        [OUEPublisher(estimator="unbiased").publish(data, 4.0, rng).release.marginal((0, 1)) for _ in range(reps)]
+    )
     stderr = joint.std(axis=0, ddof=1) / np.sqrt(reps)
     assert np.all(np.abs(joint.mean(axis=0) - truth) <= 4.5 * stderr)
     # power: the product of the two 1-way marginals (independence) is far off

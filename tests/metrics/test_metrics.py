@@ -8,7 +8,8 @@ import pytest
 from dp2pub.data import Dataset, Domain
 from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.metrics import attribute_subsets, evaluate_marginals, mse, tvd
-from dp2pub.publish import TableRelease
+from dp2pub.metrics.evaluate import SUM_TOLERANCE, are_distributions
+from dp2pub.publish import GRRPublisher, TableRelease
 from dp2pub.validation import ConfigError
 
 
@@ -72,3 +73,24 @@ def test_bad_metric_options_name_the_key():
         evaluate_marginals(original, TableRelease(original), np.random.default_rng(0), ways=(1, 2))
     with pytest.raises(ConfigError, match="max_subsets=0"):
         evaluate_marginals(original, TableRelease(original), np.random.default_rng(0), max_subsets=0, ways=(1,))
+
+
+def test_are_distributions_checks_every_marginal_for_negatives_and_its_total():
+    assert are_distributions(np.array([0.5, 0.5, 1.0]), np.array([2, 1]))
+    assert not are_distributions(np.array([-0.1, 1.1, 1.0]), np.array([2, 1]))  # total 1, a negative entry
+    assert not are_distributions(np.array([0.5, 0.5, 0.9]), np.array([2, 1]))  # the second sums to 0.9
+    assert are_distributions(np.array([0.5, 0.5 + SUM_TOLERANCE / 2]), np.array([2]))
+    assert are_distributions(np.zeros(0), np.zeros(0, dtype=np.int64))
+
+
+@pytest.mark.parametrize("estimator", ["unbiased", "norm_sub", "clip", "ibu", "none"])
+def test_evaluation_says_whether_the_tvds_compare_distributions(estimator):
+    rng = np.random.default_rng(5)
+    original = table(rng.integers(0, 6, size=(4, 2000)), [6, 6, 6, 6])
+    release = GRRPublisher(estimator=estimator).publish(original, 1.0, rng).release
+    result = evaluate_marginals(original, release, rng, ways=(1, 2))
+    assert result.distributions == (estimator != "unbiased")
+    if estimator == "unbiased":  # eps 1/4 per attribute: joint estimates far outside the simplex
+        assert result.metrics["tvd_2way"] > 1
+    else:
+        assert 0 <= result.metrics["tvd_1way"] <= 1 and 0 <= result.metrics["tvd_2way"] <= 1
