@@ -185,8 +185,15 @@ def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -
 
 def result_notes(mechanism: Mapping, evaluation: Evaluation, metrics: Mapping[str, float]) -> list[str]:
     """What the numbers alone would let a reader misread: TVDs of estimates that are not
-    distributions (they can exceed 1), and classifiers below the majority-class rate."""
+    distributions (they can exceed 1), IBU estimates stopped at their cap before converging
+    (also logged as a warning), and classifiers below the majority-class rate."""
     notes = []
+    if metrics.get("ibu_capped", 0) > 0:
+        notes.append(
+            f"ibu: {metrics['ibu_capped']:g} of {metrics['ibu_estimates']:g} estimates stopped at the cap of "
+            f"{metrics['ibu_iterations_max']:g} EM steps before the log-likelihood converged"
+        )
+        log.warning("%s", notes[-1])
     if not evaluation.distributions:
         hint = "; mechanism.estimator=norm_sub gives distributions" if "estimator" in mechanism else ""
         notes.append(f"tvd_* compare estimates that are not distributions (negative entries): a TVD can exceed 1{hint}")
@@ -207,6 +214,7 @@ def collect_metrics(
         "n_attributes": float(data.d),
         **evaluation.metrics,
         **outcome.extra_metrics,
+        **outcome.release.diagnostics(),
         **learned,
     }
     if test is not None:

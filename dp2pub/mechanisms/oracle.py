@@ -19,7 +19,7 @@ import numpy as np
 
 from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.ibu import ibu
+from dp2pub.mechanisms.ibu import IBUTrace, ibu
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
 
 
@@ -130,19 +130,20 @@ class FrequencyOracle(ABC):
         """``Pr[y_i | x = v]`` up to a factor of ``y_i``: ``r^{S[i, v]}``, shape (m, k)."""
         return np.power(self.ratio, self.support(reports).astype(np.float64))
 
-    def estimate(self, reports: np.ndarray, estimator: str = "unbiased") -> np.ndarray:
+    def estimate(self, reports: np.ndarray, estimator: str = "unbiased", trace: IBUTrace | None = None) -> np.ndarray:
         """Estimated frequencies of the k values.
 
         ``none``: the raw support fractions ``C / n``; ``unbiased``:
         ``(C - n q*) / (n (p* - q*))``; ``clip`` / ``norm_sub``: that, post-processed;
-        ``ibu``: iterative Bayesian update (:func:`dp2pub.mechanisms.ibu.ibu`).
+        ``ibu``: iterative Bayesian update (:func:`dp2pub.mechanisms.ibu.ibu`), its iterations
+        recorded in ``trace``.
         """
         check_choice(estimator, "estimator", ESTIMATORS)
         n = self.n_reports(reports)
         if n == 0:
             raise ConfigError("reports", 0, "at least one report")
         if estimator == "ibu":
-            return ibu([self], [reports])
+            return ibu([self], [reports], trace=trace)
         counts = self.support_counts(reports).astype(np.float64)
         if estimator == "none":
             return counts / n

@@ -31,7 +31,7 @@ from sklearn.linear_model import Lasso
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.ibu import ibu
+from dp2pub.mechanisms.ibu import IBUTrace, ibu
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_int, check_probability
 
@@ -226,12 +226,12 @@ class RAPPOR(FrequencyOracle):
         )
         return debiased @ self.pinv.T
 
-    def estimate(self, reports: np.ndarray, estimator: str = "unbiased") -> np.ndarray:
+    def estimate(self, reports: np.ndarray, estimator: str = "unbiased", trace: IBUTrace | None = None) -> np.ndarray:
         """Estimated frequencies; ``none`` is the raw bit-sum fit without debiasing."""
         check_choice(estimator, "estimator", ESTIMATORS)
         n = len(reports)
         if estimator == "ibu":
-            return ibu([self], [reports])
+            return ibu([self], [reports], trace=trace)
         sums = self.bit_sums(reports).astype(np.float64)
         if estimator == "none":
             return self._fit(sums) / n

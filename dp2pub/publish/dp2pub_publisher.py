@@ -49,6 +49,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget, two_shares
 from dp2pub.mechanisms.chunks import CHUNK_CELLS
 from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
 from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
 from dp2pub.publish.pram import perturb_table
@@ -171,12 +172,17 @@ class DP2PubPublisher(Publisher):
         times: dict[str, float] = {}
         version = {"trusted": self._trusted, "local": self._local, "local_two_phase": self._two_phase}
         draft = version[self.trust](data, epsilon, rng, times)
-        mark = time.perf_counter()
-        published = pram_clusters(draft.reports, draft.oracles, draft.clusters, rng, self.prior, self.compound)
+        mark, trace = time.perf_counter(), IBUTrace()
+        published = pram_clusters(draft.reports, draft.oracles, draft.clusters, rng, self.prior, self.compound, trace)
         times["pram"] = time.perf_counter() - mark
         release = TableRelease(draft.rows.with_codes(published))
         return Outcome(
-            release, draft.ledger, times, artifacts=self._artifacts(data, draft), not_private=draft.not_private
+            release,
+            draft.ledger,
+            times,
+            extra_metrics=trace.metrics(),
+            artifacts=self._artifacts(data, draft),
+            not_private=draft.not_private,
         )
 
     def _trusted(self, data: Dataset, epsilon: float, rng: np.random.Generator, times: dict[str, float]) -> Draft:

@@ -30,25 +30,35 @@ from dp2pub.data.sampling import sample_rows
 from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.mechanisms.ibu import ibu
+from dp2pub.mechanisms.ibu import IBUTrace, ibu
 from dp2pub.validation import check_choice
 
 PRIORS: tuple[str, ...] = ("inverse", "ibu")
+#: The cap on the EM steps of the ``ibu`` prior. Plain EM stopped here, before the likelihood
+#: converges on a large cluster, estimates the cluster better than the converged maximum
+#: (measured on br2000's 344,064-cell cluster at epsilon 0.4: AVD 0.650 after 2,000 steps,
+#: 0.760 at the accelerated optimum): the cap is a regularization, and a capped estimate is
+#: counted in the trace.
+PRIOR_MAX_ITER = 2000
 #: How a cluster of several attributes is resampled: ``joint`` (its compound posterior) or
 #: ``kronecker`` (each attribute from its own posterior; see the module docstring).
 COMPOUNDS: tuple[str, ...] = ("joint", "kronecker")
 
 
-def estimate_prior(reports: np.ndarray, oracles: Sequence[GRR], method: str = "inverse") -> np.ndarray:
+def estimate_prior(
+    reports: np.ndarray, oracles: Sequence[GRR], method: str = "inverse", trace: IBUTrace | None = None
+) -> np.ndarray:
     """The cluster's estimated joint distribution (shape = domain sizes).
 
     ``inverse``: ``project(Q^{-1} lambda)``, the PRAM estimate of Gouweleeuw et al.;
-    ``ibu``: the maximum-likelihood distribution by iterative Bayesian update, which stays
-    accurate when the inverse is very noisy (small budgets, large joint domains).
+    ``ibu``: iterative Bayesian update towards the maximum-likelihood distribution, which stays
+    accurate when the inverse is very noisy (small budgets, large joint domains): plain EM for
+    at most :data:`PRIOR_MAX_ITER` steps, recorded in ``trace``.
     """
     check_choice(method, "prior", PRIORS)
     if method == "ibu":
-        return ibu(list(oracles), [reports[:, j] for j in range(reports.shape[1])], max_iter=2000, tol=1e-8)
+        columns = [reports[:, j] for j in range(reports.shape[1])]
+        return ibu(list(oracles), columns, max_iter=PRIOR_MAX_ITER, trace=trace, accelerate=False)
     shape = tuple(o.k for o in oracles)
     freq = marginal_counts(reports, shape) / len(reports)
     for axis, oracle in enumerate(oracles):
@@ -120,10 +130,14 @@ def _choose_subsets(
 
 
 def invariant_pram(
-    reports: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator, prior: str = "inverse"
+    reports: np.ndarray,
+    oracles: Sequence[GRR],
+    rng: np.random.Generator,
+    prior: str = "inverse",
+    trace: IBUTrace | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Invariant PRAM of a cluster's reports (n, c): returns (published codes, estimated prior)."""
-    estimated = estimate_prior(reports, oracles, prior)
+    estimated = estimate_prior(reports, oracles, prior, trace)
     return resample(reports, estimated, oracles, rng), estimated
 
 
@@ -134,6 +148,7 @@ def pram_clusters(
     rng: np.random.Generator,
     prior: str = "inverse",
     compound: str = "joint",
+    trace: IBUTrace | None = None,
 ) -> np.ndarray:
     """Invariant PRAM of every cluster of a table of GRR reports (n, d): the published codes.
 
@@ -144,5 +159,5 @@ def pram_clusters(
     groups = [list(c) for c in clusters] if compound == "joint" else [[a] for c in clusters for a in c]
     published = np.empty_like(reports)
     for group in groups:
-        published[:, group] = invariant_pram(reports[:, group], [oracles[j] for j in group], rng, prior)[0]
+        published[:, group] = invariant_pram(reports[:, group], [oracles[j] for j in group], rng, prior, trace)[0]
     return published

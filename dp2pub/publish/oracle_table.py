@@ -31,7 +31,7 @@ from dp2pub.mechanisms.accounting import Spend, split_budget
 from dp2pub.mechanisms.chunks import chunks, rowwise_outer
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.mechanisms.ibu import ibu
+from dp2pub.mechanisms.ibu import IBUTrace, ibu
 from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.rappor import RAPPOR
@@ -57,11 +57,12 @@ class GRRReportsRelease(TableRelease):
 
     oracles: tuple[GRR, ...]
     estimator: str
+    trace: IBUTrace = field(default_factory=IBUTrace, compare=False)
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         cols = list(columns)
         if self.estimator == "ibu":
-            return ibu([self.oracles[j] for j in cols], [self.table.codes[:, j] for j in cols])
+            return ibu([self.oracles[j] for j in cols], [self.table.codes[:, j] for j in cols], trace=self.trace)
         counts = marginal_counts(self.table.codes[:, cols], self.table.domain.sizes[cols])
         freq = counts / self.table.n
         if self.estimator == "none":
@@ -74,6 +75,9 @@ class GRRReportsRelease(TableRelease):
         if self.estimator != "unbiased":
             return None
         return self.oracles[column].expected_mse(self.table.n, truth)
+
+    def diagnostics(self) -> dict[str, float]:
+        return self.trace.metrics()
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ class OracleRelease(Release):
     reports: tuple[np.ndarray, ...]
     estimator: str
     joint: bool = True
+    trace: IBUTrace = field(default_factory=IBUTrace, compare=False)
 
     @property
     def max_way(self) -> int | None:
@@ -97,13 +102,13 @@ class OracleRelease(Release):
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
         if len(columns) == 1:
             j = columns[0]
-            return self.oracles[j].estimate(self.reports[j], self.estimator)
-        if self.max_way == 1:
+            return self.oracles[j].estimate(self.reports[j], self.estimator, self.trace)
+        if len(columns) > 1 and self.max_way == 1:
             raise ValueError("no joint marginals: strategy=sample, or a rank-deficient RAPPOR design")
         oracles = [self.oracles[j] for j in columns]
         reports = [self.reports[j] for j in columns]
         if self.estimator == "ibu":
-            return ibu(oracles, reports)
+            return ibu(oracles, reports, trace=self.trace)
         shape = tuple(o.k for o in oracles)
         vectors = (lambda o, r: o.support(r)) if self.estimator == "none" else (lambda o, r: o.user_estimates(r))
         n = oracles[0].n_reports(reports[0])
@@ -119,6 +124,9 @@ class OracleRelease(Release):
             return None
         oracle = self.oracles[column]
         return oracle.expected_mse(oracle.n_reports(self.reports[column]), truth)
+
+    def diagnostics(self) -> dict[str, float]:
+        return self.trace.metrics()
 
 
 @dataclass(frozen=True, kw_only=True)

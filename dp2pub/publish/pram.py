@@ -20,6 +20,7 @@ import numpy as np
 from dp2pub.data.dataset import Dataset
 from dp2pub.mechanisms.accounting import Spend, split_budget
 from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
 from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
 from dp2pub.publish.release import TableRelease
@@ -38,7 +39,7 @@ def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator)
 @dataclass(frozen=True, kw_only=True)
 class PRAMPublisher(Publisher):
     """``mechanism=pram``: GRR at epsilon/d per attribute, then invariant PRAM per attribute
-    (``prior``: ``inverse`` = project(Q^-1 lambda), or ``ibu`` = maximum likelihood)."""
+    (``prior``: ``inverse`` = project(Q^-1 lambda), or ``ibu`` = iterative Bayesian update, at most 2,000 EM steps)."""
 
     name: ClassVar[str] = "pram"
     prior: str = "inverse"
@@ -56,10 +57,11 @@ class PRAMPublisher(Publisher):
         start = time.perf_counter()
         reports, oracles = perturb_table(data, [share] * data.d, rng)
         perturbed = time.perf_counter()
-        published = np.empty_like(reports)
+        published, trace = np.empty_like(reports), IBUTrace()
         for j, oracle in enumerate(oracles):
-            published[:, [j]] = invariant_pram(reports[:, [j]], [oracle], rng, self.prior)[0]
+            published[:, [j]] = invariant_pram(reports[:, [j]], [oracle], rng, self.prior, trace)[0]
         done = time.perf_counter()
         table = data.with_codes(published)
         ledger = [Spend("perturb", a, share) for a in data.domain.names]
-        return Outcome(TableRelease(table), ledger, {"perturb": perturbed - start, "pram": done - perturbed})
+        timings = {"perturb": perturbed - start, "pram": done - perturbed}
+        return Outcome(TableRelease(table), ledger, timings, extra_metrics=trace.metrics())

@@ -52,6 +52,11 @@ class Release:
         (``truth`` is the attribute's true distribution, which some closed forms need)."""
         return None
 
+    def diagnostics(self) -> dict[str, float]:
+        """Metrics of how the release computed the estimates asked of it so far (an
+        iterative estimator's iterations: :meth:`dp2pub.mechanisms.ibu.IBUTrace.metrics`)."""
+        return {}
+
     @property
     def published(self) -> Dataset | None:
         """The published table, if the release is one."""
