@@ -55,7 +55,7 @@ def execute(cfg: DictConfig) -> str:
         return run_id
     print(
         f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
-        f"epsilon={plain['epsilon']}, seed={plain['seed']})"
+        f"{result.guarantee}, seed={plain['seed']})"
     )
     print(format_results(result.metrics))
     for note in result.notes:

@@ -45,6 +45,8 @@ class JobResult:
     artifacts: dict = field(default_factory=dict)
     #: Lines a reader needs beside the numbers (:func:`result_notes`).
     notes: list[str] = field(default_factory=list)
+    #: The privacy parameter of the run, ``epsilon=1.0`` or, for k-anonymity, ``k=10``.
+    guarantee: str = ""
 
 
 def run_job(cfg: Mapping) -> JobResult:
@@ -85,7 +87,8 @@ def run_job(cfg: Mapping) -> JobResult:
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
     notes = result_notes(cfg["mechanism"], evaluation, metrics)
-    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes)
+    guarantee = publisher.guarantee(settings.epsilon)
+    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes, guarantee)
 
 
 def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
@@ -130,7 +133,7 @@ def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[D
 
 def publish(publisher: Publisher, train: Dataset, settings: JobSettings) -> Outcome:
     """The publisher's outcome on the training part, with its own random stream."""
-    log.info("%s: publishing %d records at epsilon=%s ...", publisher.name, train.n, settings.epsilon)
+    log.info("%s: publishing %d records at %s ...", publisher.name, train.n, publisher.guarantee(settings.epsilon))
     outcome = publisher.publish(train, settings.epsilon, phase_rng(settings.seed, "mechanism"))
     log.info("%s: done (%s)", publisher.name, ", ".join(f"{k} {v:.2f} s" for k, v in outcome.timings.items()))
     return outcome

@@ -25,6 +25,7 @@ def test_default_job_reports_the_contract_metrics():
     assert result.metrics["n_records"] == 10_000 and result.metrics["n_attributes"] == 10
     assert result.metrics["epsilon_spent"] == pytest.approx(1.0)
     assert len(result.per_attribute) == 10
+    assert result.guarantee == "epsilon=1.0"
 
 
 def test_same_config_and_seed_give_identical_metrics():

@@ -94,16 +94,30 @@ def build_one(spec: StudySpec, settings: dict[str, str | None]) -> list[Path]:
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Console script ``dp2pub-figures``; returns 0 or exits with status 2 on an error."""
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """The command line: a study, then ``key=value`` overrides; the help lists every study."""
+    width = max(len(name) for name in STUDIES)
+    studies = "\n".join(f"  {name:<{width}}  {spec.title}" for name, spec in sorted(STUDIES.items()))
+    keys = "\n".join(f"  {key}" for key in KEYS)
+    out = argparse.ArgumentParser(
         prog=PROG,
         description="Figures of a dp2pub study from its MLflow runs (or from a runs CSV).",
-        epilog=f"studies: {', '.join(sorted(STUDIES))}; keys: {', '.join(KEYS)}",
+        epilog=f"studies (drawn from the runs of their experiment, e.g. dp2pub -m experiment=nb_car):\n{studies}\n\nkeys:\n{keys}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("study", help="one of: " + ", ".join(sorted(STUDIES)))
-    parser.add_argument("overrides", nargs="*", metavar="key=value")
-    args = parser.parse_args(argv)
+    out.add_argument("study", help="the study whose figures to draw (see below)")
+    out.add_argument("overrides", nargs="*", metavar="key=value", help="settings (see keys below)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``dp2pub-figures``; returns 0 or exits with status 2 on an error. With
+    no arguments it prints its usage and the studies, and exits with status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        parser().print_help()
+        raise SystemExit(2)
+    args = parser().parse_args(argv)
     try:
         for path in build(args.study, parse_overrides(args.overrides)):
             print(path)

@@ -69,6 +69,11 @@ class Publisher(ABC):
         """Publish ``data`` spending at most ``epsilon`` per user (None when not
         :attr:`uses_budget`)."""
 
+    def guarantee(self, epsilon: float | None) -> str:
+        """The privacy parameter a reader needs beside the results, as ``key=value``:
+        ``epsilon=1.0`` (a publisher without a budget names its own)."""
+        return f"epsilon={epsilon}"
+
     @abstractmethod
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """An upper estimate of the memory that publishing ``n`` records over attributes of

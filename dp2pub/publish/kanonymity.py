@@ -108,6 +108,11 @@ class _KAnonymity(Publisher):
             if overlap:
                 raise ConfigError(key, others, f"attributes that are not quasi-identifiers (both: {sorted(overlap)})")
 
+    def guarantee(self, epsilon: float | None) -> str:
+        """``k=10`` (with ``l`` and ``t`` when set): k-anonymity has no epsilon."""
+        extra = "".join(f", {key}={value}" for key, value in (("l", self.l), ("t", self.t)) if value is not None)
+        return f"k={self.k}{extra}"
+
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The generalized table, its per-record class keys and value widths (int64)."""
         return working_bytes(n, sizes) + 32 * int(n) * len(sizes)

@@ -1,8 +1,11 @@
 """dp2pub-figures in-process: files, byte-identical rebuilds, one-line errors with status 2."""
 
+import re
+
 import pytest
 
 from dp2pub.figures.cli import main
+from dp2pub.figures.studies import STUDIES
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -70,6 +73,17 @@ def _error(capsys, argv) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("dp2pub-figures: error: ")
     return err
+
+
+def test_no_arguments_print_the_usage_and_every_study_with_its_title(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: dp2pub-figures [-h] study [key=value ...]")
+    for name, spec in STUDIES.items():
+        assert re.search(rf"^  {name} +{re.escape(spec.title)}$", out, re.MULTILINE), name
+    assert "figures.from_csv" in out
 
 
 def test_unknown_study_lists_the_studies(capsys):

@@ -3,6 +3,7 @@ k-anonymous by a direct group-by, the lattice search finds the brute-force minim
 the utility metrics hit their end points, and bad input is named."""
 
 import itertools
+import logging
 
 import numpy as np
 import pandas as pd
@@ -209,7 +210,7 @@ def test_bad_input_is_named(toy_files):
 
 
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
-def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
+def test_run_job_needs_no_epsilon_and_logs_none(mechanism, caplog):
     cfg = {
         "epsilon": "not a number",
         "seed": 0,
@@ -217,9 +218,14 @@ def test_run_job_needs_no_epsilon_and_logs_none(mechanism):
         "dataset": {"name": "synthetic", "n": 500, "d": 4, "k_min": 2, "k_max": 4},
         "mechanism": {"name": mechanism, "k": 5, "quasi_identifiers": None},
     }
-    result = run_job(cfg)
+    with caplog.at_level(logging.INFO, logger="dp2pub.job"):
+        result = run_job(cfg)
     assert "epsilon_spent" not in result.metrics
     assert result.ledger.empty
+    assert result.guarantee == "k=5"  # the results header names k, not an epsilon
+    assert f"{mechanism}: publishing 500 records at k=5 ..." in caplog.text and "epsilon" not in caplog.text
+    cfg["mechanism"] |= {"l": 2, "sensitive": ["a3"]}
+    assert run_job(cfg).guarantee == "k=5, l=2"
     for name in (*KANON_METRICS, "tvd_1way", "tvd_2way", "time_anonymize_s"):
         assert name in result.metrics
 
