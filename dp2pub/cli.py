@@ -25,7 +25,7 @@ from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
 from dp2pub.job import run_job
 from dp2pub.store import StoreError
-from dp2pub.sweep import current_parent
+from dp2pub.sweep import FINISHED, SKIPPED, current_parent, in_sweep, job_label, labelled_logs
 from dp2pub.tracking import run_tracked, tracking_uri, ui_command
 from dp2pub.validation import ConfigError
 
@@ -40,28 +40,34 @@ def format_results(metrics: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def execute(cfg: DictConfig) -> str:
-    """Run and track the job described by a composed config; returns the run id."""
+def execute(cfg: DictConfig) -> tuple[str, str]:
+    """Run and track the job described by a composed config; returns the run id and whether
+    the job ran (FINISHED) or was skipped (SKIPPED). A sweep's job starts its lines with its
+    place in the sweep (``[2/3]``) and leaves the dashboard to the sweep's summary."""
     plain = plain_config(cfg)
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
-    run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
+    label = job_label()
+    with labelled_logs(label):
+        run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
+    label = f"{label} " if label else ""
     if result is None:
         print(
-            f"\nskipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
+            f"\n{label}skipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
             f"seed={plain['seed']}): already FINISHED, or running in another job, as run {run_id} "
             "(tracking.skip_finished=true)"
         )
-        return run_id
+        return run_id, SKIPPED
     print(
-        f"\nrun {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+        f"\n{label}run {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
         f"{result.guarantee}, seed={plain['seed']})"
     )
     print(format_results(result.metrics))
     for note in result.notes:
         print(f"note: {note}")
-    print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
-    return run_id
+    if not in_sweep():
+        print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
+    return run_id, FINISHED
 
 
 class JobFailed(Exception):
@@ -113,8 +119,9 @@ def check_group_options(argv: list[str]) -> None:
 
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
-def app(cfg: DictConfig) -> None:
-    """The Hydra application. A config error or a missing or corrupt data file prints one
+def app(cfg: DictConfig) -> str:
+    """The Hydra application; returns the job's outcome, FINISHED or SKIPPED (Hydra hands it
+    to the sweep's ``on_job_end``). A config error or a missing or corrupt data file prints one
     line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
@@ -125,7 +132,7 @@ def app(cfg: DictConfig) -> None:
         worker = follow_launcher()  # a worker process dies with the sweep that started it
     try:
         with running_job():
-            execute(cfg)
+            return execute(cfg)[1]
     except (KeyboardInterrupt, Terminated) as error:
         if not worker:
             raise

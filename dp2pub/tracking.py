@@ -69,6 +69,15 @@ def ui_command(uri: str) -> str:
     return f"{exe} ui --backend-store-uri {uri}"
 
 
+def ui_url(uri: str, experiment_id: str, run_id: str | None = None) -> str:
+    """The MLflow UI's address of a run (of the experiment without ``run_id``), in the form
+    MLflow prints ("View run ... at: ..."): on the tracking server ``uri`` itself, else on
+    the ``mlflow ui`` of :func:`ui_command` at its default address."""
+    host = uri.rstrip("/") if uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    url = f"{host}/#/experiments/{experiment_id}"
+    return url if run_id is None else f"{url}/runs/{run_id}"
+
+
 def flatten(tree: Mapping, prefix: str = "") -> dict[str, Any]:
     """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists stay values."""
     flat: dict[str, Any] = {}

@@ -33,6 +33,7 @@ def test_single_run_lands_finished_with_params_tags_and_artifacts(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "tvd_1way" in done.stdout and f"mlflow ui --backend-store-uri {uri}" in done.stdout
+    assert "\nrun " in done.stdout and "sweep: " not in done.stdout  # no [k/N] label, no sweep summary
     (run,) = runs_in(uri, "e2e")
     assert run.info.status == "FINISHED"
     assert set(CONTRACT) <= set(run.data.metrics)
@@ -69,6 +70,7 @@ def test_multirun_lands_one_run_per_job(tmp_path):
     assert all(r.info.status == "FINISHED" for r in runs)
     assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
     assert parent.data.metrics["n_jobs"] == parent.data.metrics["n_jobs_finished"] == 2
+    assert done.stdout.count("Open the MLflow dashboard") == 1  # once, under the sweep's summary
 
 
 def test_default_store_is_sqlite_under_outputs(tmp_path):

@@ -130,6 +130,7 @@ def test_a_repeated_sweep_with_skip_finished_adds_no_runs(tmp_path):
     again = run_cli(args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("skipped (grr on synthetic") == 4
+    assert "sweep: 4 jobs: 0 finished, 0 failed, 4 skipped; no parent run kept (every job was skipped)" in again.stdout
     assert {r.info.run_id for r in client.search_runs([experiment])} == before
     # without the flag the same sweep runs again
     assert run_cli([a for a in args if "skip_finished" not in a], cwd=tmp_path).returncode == 0

@@ -4,6 +4,7 @@ and a sweep against a real ``mlflow server`` on 127.0.0.1."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from dp2pub.sweep import PARENT_FILE, read_parent
+from dp2pub.tracking import ui_command
 from tests.conftest import CONF, run_cli, runs_in
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
@@ -59,6 +61,55 @@ def test_joblib_sweep_lands_every_job_under_one_parent(tmp_path):
     assert "JoblibLauncher" in parent.data.tags["launcher"]
     (record,) = (tmp_path / "out" / "hydra" / "multirun").glob(f"*/*/{PARENT_FILE}")
     assert read_parent(record.parent)["run_id"] == parent.info.run_id
+    assert read_parent(record.parent)["n_jobs"] == 6
+    assert sorted(job_headers(done.stdout)) == [f"[{k}/6]" for k in range(1, 7)]  # the workers know the size too
+    assert summary(done.stdout) == f"sweep: 6 jobs: 6 finished, 0 failed, 0 skipped; parent run {parent.info.run_id}"
+
+
+def job_headers(stdout: str, word: str = "run") -> dict[str, str]:
+    """The label of every job's header line (``[2/3] run <id> (...)``) -> the next word."""
+    found = (re.match(rf"(\[\d+/\d+\]) {word} \(?(\w+)", line) for line in stdout.splitlines())
+    return {match[1]: match[2] for match in found if match}
+
+
+def summary(stdout: str) -> str:
+    """The sweep's summary line, up to the experiment."""
+    (line,) = [line for line in stdout.splitlines() if line.startswith("sweep: ")]
+    return line.split(" in experiment ")[0]
+
+
+def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skipped_jobs(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    common = [
+        "dataset.n=300",
+        "tracking.skip_finished=true",
+        f"tracking.uri={uri}",
+        "tracking.experiment=report",
+        f"paths.outputs={tmp_path / 'out'}",
+    ]
+    done = run_cli(["-m", "epsilon=0.5,1,2", *common], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (parent,), children = runs_by_role(uri, "report")
+    lines = done.stdout.splitlines()
+    assert any(line.endswith("composing the configs of 3 jobs before launching them ...") for line in lines)
+    headers = job_headers(done.stdout)
+    by_epsilon = {r.data.params["epsilon"]: r.info.run_id for r in children}
+    assert headers == {"[1/3]": by_epsilon["0.5"], "[2/3]": by_epsilon["1.0"], "[3/3]": by_epsilon["2.0"]}
+    assert "[dp2pub.job][INFO] - [2/3] synthetic: 300 records" in done.stdout  # the job's log lines too
+    experiment = parent.info.experiment_id
+    assert lines[-3:] == [
+        f"sweep: 3 jobs: 3 finished, 0 failed, 0 skipped; parent run {parent.info.run_id} in experiment report "
+        f"(id {experiment})",
+        f"Open the MLflow dashboard: {ui_command(uri)}",
+        f"  then http://127.0.0.1:5000/#/experiments/{experiment}/runs/{parent.info.run_id}",
+    ]
+    assert done.stdout.count("Open the MLflow dashboard") == 1
+
+    again = run_cli(["-m", "epsilon=0.5,1,2,4", *common], cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    (new,) = [p for p in runs_by_role(uri, "report")[0] if p.info.run_id != parent.info.run_id]
+    assert summary(again.stdout) == f"sweep: 4 jobs: 1 finished, 0 failed, 3 skipped; parent run {new.info.run_id}"
+    assert sorted(job_headers(again.stdout, "skipped")) == ["[1/4]", "[2/4]", "[3/4]"]
 
 
 @pytest.mark.parametrize("launcher", ["basic", "joblib"])
@@ -83,6 +134,9 @@ def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher):
     assert status == {"1.0": "FINISHED", "-1.0": "FAILED", "2.0": "FINISHED"}
     assert parent.info.status == "FAILED"
     assert parent.data.metrics["n_jobs_failed"] == 1 and parent.data.metrics["n_jobs_finished"] == 2
+    # Hydra raises on the failed job: the summary still comes, from the exit of the sweep
+    assert summary(done.stdout) == f"sweep: 3 jobs: 2 finished, 1 failed, 0 skipped; parent run {parent.info.run_id}"
+    assert done.stdout.count("Open the MLflow dashboard") == 1
 
 
 def test_a_single_run_has_no_parent(tmp_path):
@@ -212,6 +266,9 @@ def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
     assert sorted(r.data.params["epsilon"] for r in children) == ["1.0", "4.0"]
     assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
     assert all(r.info.status == "FINISHED" for r in [parent, *children])
+    url = f"{mlflow_server}/#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}"
+    assert done.stdout.strip().splitlines()[-1] == f"Open the MLflow dashboard: {url}"
+    assert "View run" not in done.stdout  # MLflow's own line per run: the summary says where to look
     artifacts = {a.path for a in MlflowClient(mlflow_server).list_artifacts(children[0].info.run_id)}
     assert "config.yaml" in artifacts
     assert not (tmp_path / "out" / "mlflow.db").exists()  # nothing went to the local default store
@@ -235,6 +292,7 @@ def test_a_job_that_fails_before_its_run_exists_still_fails_the_parent(tmp_path)
     (parent,), children = runs_by_role(uri, "early")
     assert [r.info.status for r in children] == ["FINISHED"]  # the bad job never opened a run
     assert parent.info.status == "FAILED"
+    assert summary(done.stdout) == f"sweep: 2 jobs: 1 finished, 1 failed, 0 skipped; parent run {parent.info.run_id}"
 
 
 def test_a_sweep_whose_parent_cannot_open_stops_before_any_job(tmp_path):
@@ -246,3 +304,4 @@ def test_a_sweep_whose_parent_cannot_open_stops_before_any_job(tmp_path):
         "tracking.uri=... on the command line"
     )
     assert "Launching" not in done.stdout + done.stderr and not (tmp_path / "mlflow.db").exists()
+    assert "composing" not in done.stdout + done.stderr and "sweep: " not in done.stdout

@@ -28,7 +28,7 @@ JOB = ["dataset.n=3000000", "dataset.d=20", "metrics.ways=[1,2,3]", "metrics.max
 GRID = "epsilon=1,2,3,4"
 
 
-def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
+def sweep(tmp_path: Path, uri: str, *extra: str, **popen: object) -> subprocess.Popen:
     return start_cli(
         [
             "-m",
@@ -42,6 +42,7 @@ def sweep(tmp_path: Path, uri: str, *extra: str) -> subprocess.Popen:
             *extra,
         ],
         tmp_path,
+        **popen,
     )
 
 
@@ -83,17 +84,24 @@ def rerun_completes_the_grid(tmp_path: Path, uri: str) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_stopped_sweep_takes_its_workers_along_and_a_rerun_completes_it(tmp_path, signum):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    proc = sweep(tmp_path, uri)
+    proc = sweep(tmp_path, uri, stdout=subprocess.PIPE)
     wait_for_running_jobs(uri, proc, 2)
     workers = {int(run.data.tags[PID_TAG]) for run in jobs(uri) if run.info.status == "RUNNING"}
     assert proc.pid not in workers  # the jobs run in loky worker processes
     proc.send_signal(signum)
-    proc.communicate(timeout=60)
+    stdout, _ = proc.communicate(timeout=60)
     wait_until_workers_are_gone(workers)
     stopped = [run for run in jobs(uri) if run.info.status != "FINISHED"]
     assert stopped and all(run.info.status == "KILLED" for run in stopped), [r.info.status for r in stopped]
     assert all(run.data.tags["error"] == "stopped by SIGTERM" for run in stopped)
     assert len(jobs(uri)) < 4  # the queued jobs did not run after their launcher ended
+    if signum == signal.SIGTERM:  # the stopped sweep still sums up (SIGKILL leaves no chance to)
+        finished = len(jobs(uri)) - len(stopped)
+        not_run = 4 - len(jobs(uri))
+        assert (
+            f"sweep: 4 jobs: {finished} finished, 0 failed, 0 skipped, {len(stopped)} stopped, {not_run} not run"
+            in stdout
+        )
     rerun_completes_the_grid(tmp_path, uri)
 
 
