@@ -26,7 +26,7 @@ from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_termi
 from dp2pub.job import run_job
 from dp2pub.store import StoreError
 from dp2pub.sweep import current_parent
-from dp2pub.tracking import run_tracked, tracking_uri, ui_command
+from dp2pub.tracking import dashboard_hint, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
 
 CONF_DIR = config_dir()
@@ -58,7 +58,7 @@ def execute(cfg: DictConfig) -> str:
         f"epsilon={plain['epsilon']}, seed={plain['seed']})"
     )
     print(format_results(result.metrics))
-    print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
+    print(f"\n{dashboard_hint(uri, run_id)}\n")
     return run_id
 
 

@@ -34,15 +34,36 @@ from dp2pub.validation import ConfigError, check_int
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What a job's input table was, without its records (its provenance for a tracker)."""
+
+    name: str
+    n: int
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    target: str | None
+    #: :meth:`Dataset.fingerprint` of the table: equal tables, equal digests.
+    digest: str
+
+    @classmethod
+    def of(cls, data: Dataset) -> DatasetInfo:
+        """The description of ``data``."""
+        sizes = tuple(int(k) for k in data.domain.sizes)
+        return cls(data.name, data.n, data.domain.names, sizes, data.target, data.fingerprint())
+
+
 @dataclass
 class JobResult:
-    """Everything a job measured and produced."""
+    """Everything a job measured and produced; ``dataset`` describes the table it loaded
+    (before any train/test split)."""
 
     metrics: dict[str, float]
     per_attribute: pd.DataFrame
     ledger: pd.DataFrame
     published: Dataset | None
     artifacts: dict = field(default_factory=dict)
+    dataset: DatasetInfo | None = None
 
 
 def run_job(cfg: Mapping) -> JobResult:
@@ -82,7 +103,9 @@ def run_job(cfg: Mapping) -> JobResult:
     timings.update({**outcome.timings, **evaluation.timings, "total": time.perf_counter() - start})
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
-    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts)
+    return JobResult(
+        metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, DatasetInfo.of(data)
+    )
 
 
 def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
