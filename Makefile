@@ -66,6 +66,8 @@ gallery: $(STAMP)
 	done
 
 ui: $(STAMP)
+	@echo "Runs: the address dp2pub printed (...#/experiments/<id>/runs?workflowType=machine_learning),"
+	@echo "or switch the dashboard's toggle at the top left to Model training."
 	$(BIN)/mlflow ui --backend-store-uri $(STORE)
 
 clean:

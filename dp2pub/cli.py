@@ -26,7 +26,7 @@ from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_termi
 from dp2pub.job import run_job
 from dp2pub.store import StoreError
 from dp2pub.sweep import FINISHED, SKIPPED, current_parent, in_sweep, job_label, labelled_logs
-from dp2pub.tracking import run_tracked, tracking_uri, ui_command
+from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
 
 CONF_DIR = config_dir()
@@ -66,7 +66,7 @@ def execute(cfg: DictConfig) -> tuple[str, str]:
     for note in result.notes:
         print(f"note: {note}")
     if not in_sweep():
-        print(f"\nOpen the MLflow dashboard: {ui_command(uri)}\n")
+        print(f"\n{dashboard_hint(uri, experiment_of(uri, run_id))}\n")
     return run_id, FINISHED
 
 

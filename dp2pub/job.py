@@ -34,9 +34,29 @@ from dp2pub.validation import ConfigError, check_int
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What a job's input table was, without its records (its provenance for a tracker)."""
+
+    name: str
+    n: int
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    target: str | None
+    #: :meth:`Dataset.fingerprint` of the table: equal tables, equal digests.
+    digest: str
+
+    @classmethod
+    def of(cls, data: Dataset) -> DatasetInfo:
+        """The description of ``data``."""
+        sizes = tuple(int(k) for k in data.domain.sizes)
+        return cls(data.name, data.n, data.domain.names, sizes, data.target, data.fingerprint())
+
+
 @dataclass
 class JobResult:
-    """Everything a job measured and produced."""
+    """Everything a job measured and produced; ``dataset`` describes the table it loaded
+    (before any train/test split)."""
 
     metrics: dict[str, float]
     per_attribute: pd.DataFrame
@@ -47,6 +67,8 @@ class JobResult:
     notes: list[str] = field(default_factory=list)
     #: The privacy parameter of the run, ``epsilon=1.0`` or, for k-anonymity, ``k=10``.
     guarantee: str = ""
+    #: What was published from: the dataset as loaded, before any split.
+    dataset: DatasetInfo | None = None
 
 
 def run_job(cfg: Mapping) -> JobResult:
@@ -88,7 +110,16 @@ def run_job(cfg: Mapping) -> JobResult:
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
     notes = result_notes(cfg["mechanism"], evaluation, metrics)
     guarantee = publisher.guarantee(settings.epsilon)
-    return JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes, guarantee)
+    return JobResult(
+        metrics,
+        evaluation.per_attribute,
+        ledger,
+        outcome.published,
+        outcome.artifacts,
+        notes,
+        guarantee,
+        DatasetInfo.of(data),
+    )
 
 
 def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:

@@ -51,11 +51,10 @@ from dp2pub.store import StoreError
 from dp2pub.tracking import (
     PARENT_TAG,
     SWEEP_TAG,
+    dashboard_hint,
     experiment_name,
     open_experiment,
     run_tags,
-    ui_command,
-    ui_url,
 )
 from dp2pub.validation import ConfigError
 
@@ -188,16 +187,6 @@ def count_line(total: int | None, ended: Mapping[str, int], stopped: int) -> str
     parts += [f"{stopped} stopped"] if stopped else []
     parts += [f"{n - done} not run"] if n > done else []
     return f"{n} job{'' if n == 1 else 's'}: {', '.join(parts)}"
-
-
-def dashboard_hint(uri: str, experiment_id: str, run_id: str | None) -> str:
-    """Where to see a run (the experiment without ``run_id``) in the MLflow UI: the command
-    that starts the UI on a local store and the run's address in it, or the address on a
-    tracking server."""
-    url = ui_url(uri, experiment_id, run_id)
-    if uri.startswith(("http://", "https://")):
-        return f"Open the MLflow dashboard: {url}"
-    return f"Open the MLflow dashboard: {ui_command(uri)}\n  then {url}"
 
 
 class SweepParentCallback(Callback):

@@ -3,11 +3,17 @@
 The store is ``tracking.uri`` if set, else ``MLFLOW_TRACKING_URI``, else a SQLite file
 ``<outputs>/mlflow.db`` with artifacts under ``<outputs>/mlartifacts``. A job that raises
 leaves its run FAILED, with the error text in the ``error`` tag, and the error propagates.
+
+For MLflow's dashboard: the experiment is tagged a model-training experiment (not a GenAI
+one), the printed link opens its runs in the model-training view (:func:`runs_page`), a
+run's name says what ran in its first words (:func:`run_name`), and the table the job
+loaded is the run's dataset input (:func:`dataset_input`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -21,11 +27,15 @@ from typing import Any
 
 import mlflow
 import yaml
-from mlflow.entities import RunStatus
+from mlflow.data.code_dataset_source import CodeDatasetSource
+from mlflow.data.dataset import Dataset as MlflowDataset
+from mlflow.entities import Experiment, RunStatus
+from mlflow.types import ColSpec, DataType, Schema
 
 from dp2pub.environment import environment_tags
 from dp2pub.interrupts import Terminated, describe
-from dp2pub.job import JobResult
+from dp2pub.job import DatasetInfo, JobResult
+from dp2pub.registry import PUBLISHERS
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.settings import tracking_settings
@@ -39,6 +49,21 @@ PACKAGES = ("dp2pub", "numpy", "pandas", "scikit-learn", "hydra-core", "mlflow")
 PARENT_TAG = "mlflow.parentRunId"
 #: ``parent`` on a sweep's parent run, ``child`` on its jobs.
 SWEEP_TAG = "dp2pub.sweep"
+#: MLflow 3's experiment tag for the kind of an experiment, and its value for a
+#: model-training experiment (the other main kind is ``genai_development``). MLflow's tools
+#: and earlier MLflow 3 dashboards read it; the dashboard of 3.17 does not (see below).
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+MODEL_TRAINING = "custom_model_development"
+#: The query that opens the dashboard of MLflow 3 (3.17) in its model-training view: it
+#: opens every experiment in its GenAI view otherwise, whatever its kind, until the user
+#: switches to Model training once in that browser.
+MODEL_TRAINING_VIEW = "workflowType=machine_learning"
+#: Where ``mlflow ui`` serves the dashboard by default.
+UI_ADDRESS = "http://127.0.0.1:5000"
+#: Keys of a mechanism whose values other than the default name a version of it in run
+#: names (the four configs dp2pub, dp2pub_trusted, dp2pub_ibu, dp2pub_trusted_ibu all have
+#: ``name: dp2pub``).
+VARIANTS = {"dp2pub": ("trust", "prior")}
 
 
 def outputs_dir(cfg: Mapping) -> Path:
@@ -70,12 +95,29 @@ def ui_command(uri: str) -> str:
 
 
 def ui_url(uri: str, experiment_id: str, run_id: str | None = None) -> str:
-    """The MLflow UI's address of a run (of the experiment without ``run_id``), in the form
-    MLflow prints ("View run ... at: ..."): on the tracking server ``uri`` itself, else on
-    the ``mlflow ui`` of :func:`ui_command` at its default address."""
-    host = uri.rstrip("/") if uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
-    url = f"{host}/#/experiments/{experiment_id}"
-    return url if run_id is None else f"{url}/runs/{run_id}"
+    """The MLflow UI's address of a run, or without ``run_id`` of the experiment's runs table
+    in the model-training view (MLflow 3 opens an experiment in its GenAI view otherwise): on
+    the tracking server ``uri`` itself, else on the ``mlflow ui`` of :func:`ui_command` at
+    its default address."""
+    base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI_ADDRESS
+    if run_id is None:
+        return f"{base}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING_VIEW}"
+    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+def experiment_of(uri: str, run_id: str) -> str:
+    """The id of the experiment of run ``run_id`` in the store ``uri``."""
+    return str(mlflow.MlflowClient(uri).get_run(run_id).info.experiment_id)
+
+
+def dashboard_hint(uri: str, experiment_id: str, run_id: str | None = None) -> str:
+    """Where to see a run (the experiment's runs without ``run_id``) in the MLflow UI: the
+    command that starts the UI on a local store and the address in it, or the address on a
+    tracking server."""
+    url = ui_url(uri, experiment_id, run_id)
+    if uri.startswith(("http://", "https://")):
+        return f"Open the MLflow dashboard: {url}"
+    return f"Open the MLflow dashboard: {ui_command(uri)}\n  then {url}"
 
 
 def flatten(tree: Mapping, prefix: str = "") -> dict[str, Any]:
@@ -143,21 +185,31 @@ def open_experiment(cfg: Mapping) -> tuple[str, str]:
 
 
 def _experiment_id(cfg: Mapping, uri: str) -> str:
+    """The id of the job's experiment, created as a model-training experiment if needed; an
+    existing one without a kind gets that kind (:func:`mark_model_training`)."""
     name = experiment_name(cfg)
     client = mlflow.MlflowClient(uri)
     found = client.get_experiment_by_name(name)
     if found is not None:
-        return found.experiment_id
+        return mark_model_training(client, found)
     location = tracking_settings(cfg).artifact_location
     if location is None and uri.startswith("sqlite:///"):
         location = (outputs_dir(cfg) / "mlartifacts").as_uri()
     try:
-        return client.create_experiment(name, artifact_location=location)
+        return client.create_experiment(name, artifact_location=location, tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING})
     except mlflow.exceptions.MlflowException:
         found = client.get_experiment_by_name(name)  # created meanwhile by a parallel job
         if found is None:
             raise
-        return found.experiment_id
+        return mark_model_training(client, found)
+
+
+def mark_model_training(client: mlflow.MlflowClient, experiment: Experiment) -> str:
+    """Tag ``experiment`` a model-training experiment unless it has a kind (one its user chose,
+    even GenAI, is kept); returns its id."""
+    if EXPERIMENT_KIND_TAG not in experiment.tags:
+        client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING)
+    return str(experiment.experiment_id)
 
 
 def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> None:
@@ -175,8 +227,75 @@ def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> Non
 
 
 def run_name(cfg: Mapping) -> str:
-    """A readable run name such as ``grr-synthetic-eps1.0-seed0``."""
-    return f"{cfg['mechanism'].get('name')}-{cfg['dataset'].get('name')}-eps{cfg.get('epsilon')}-seed{cfg.get('seed')}"
+    """A run name that says what ran in its first words, as the dashboard's narrow column
+    shows them: mechanism (:func:`mechanism_label`), dataset, budget, seed, e.g.
+    ``grr synthetic ε1 s0``. A mechanism without a privacy budget (k-anonymity) shows its
+    ``k`` instead: ``samarati adult k10 s0``."""
+    mechanism = cfg["mechanism"]
+    if getattr(PUBLISHERS.get(mechanism.get("name")), "uses_budget", True):
+        budget = f"ε{_short_number(cfg.get('epsilon'))}"
+    else:
+        budget = f"k{mechanism.get('k')}"
+    return f"{mechanism_label(mechanism)} {cfg['dataset'].get('name')} {budget} s{cfg.get('seed')}"
+
+
+def mechanism_label(mechanism: Mapping) -> str:
+    """``mechanism.name`` and the values of its :data:`VARIANTS` keys that differ from the
+    publisher's defaults, as conf/mechanism's files name them: ``dp2pub_trusted_ibu``."""
+    name = str(mechanism.get("name"))
+    builder = PUBLISHERS.get(name)
+    defaults = inspect.signature(builder).parameters if builder is not None else {}
+    variant = [
+        str(mechanism[key])
+        for key in VARIANTS.get(name, ())
+        if key in defaults and mechanism.get(key, defaults[key].default) != defaults[key].default
+    ]
+    return "_".join([name, *variant])
+
+
+def _short_number(value: Any) -> str:
+    """``1.0`` -> ``1``, ``0.25`` -> ``0.25``; anything but a float as it is."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class TableDataset(MlflowDataset):
+    """A table a job loaded, as an MLflow dataset: its name, digest, the config that built it
+    (source), attributes (schema) and size (profile); never its records."""
+
+    def __init__(self, info: DatasetInfo, source_tags: dict[str, str]) -> None:
+        self.info = info
+        super().__init__(source=CodeDatasetSource(source_tags), name=info.name, digest=info.digest[:8])
+
+    def _compute_digest(self) -> str:
+        return self.info.digest[:8]
+
+    @property
+    def schema(self) -> Schema:
+        """One categorical (string) column per attribute."""
+        return Schema([ColSpec(DataType.string, name) for name in self.info.names])
+
+    @property
+    def profile(self) -> dict[str, Any]:
+        """Records, cells, the domain size of every attribute and the target."""
+        info = self.info
+        sizes = dict(zip(info.names, info.sizes))
+        return {"num_rows": info.n, "num_elements": info.n * len(sizes), "domain_sizes": sizes, "target": info.target}
+
+    def to_dict(self) -> dict[str, str]:
+        """MLflow's fields, with the schema and profile as JSON."""
+        schema = json.dumps({"mlflow_colspec": self.schema.to_dict()})
+        return {**super().to_dict(), "schema": schema, "profile": json.dumps(self.profile)}
+
+
+def dataset_input(cfg: Mapping, info: DatasetInfo) -> TableDataset:
+    """The run's dataset input: the table ``info`` describes, with the config's ``dataset``
+    section (and ``paths.data_dir`` if set) as its source."""
+    section = flatten(cfg.get("dataset") or {}, "dataset.")
+    tags = {key: str(value) for key, value in section.items() if value is not None}
+    data_dir = (cfg.get("paths") or {}).get("data_dir")
+    if data_dir:
+        tags["paths.data_dir"] = str(data_dir)
+    return TableDataset(info, tags)
 
 
 def _parent_tags(parent: Mapping | None, uri: str, experiment_id: str) -> dict[str, str]:
@@ -233,6 +352,8 @@ def run_tracked(
                 mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
                 raise
             mlflow.log_metrics(result.metrics)
+            if result.dataset is not None:
+                mlflow.log_input(dataset_input(cfg, result.dataset))
             _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
         except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
             mlflow.set_tag("error", f"stopped by {describe(error)}")

@@ -42,6 +42,18 @@ def test_dataset_seed_fixes_the_data_across_job_seeds():
     assert a.metrics["tvd_1way"] != b.metrics["tvd_1way"]
 
 
+def test_the_result_describes_the_table_it_loaded_before_the_split():
+    info = run_job(plain(["dataset=car", "mechanism=ldp_nb"])).dataset
+    assert info is not None
+    assert (info.name, info.n, info.target) == ("car", 1728, "class")  # all 1728 records, not the training part
+    assert info.names[-1] == "class" and info.sizes == (4, 4, 4, 3, 3, 3, 4)
+    again = run_job(plain(["dataset=car", "mechanism=grr", "seed=5"])).dataset
+    assert again is not None and again.digest == info.digest  # the same table whatever the job
+    small = run_job(plain(["dataset.n=300"])).dataset
+    other = run_job(plain(["dataset.n=300", "seed=1"])).dataset
+    assert small is not None and other is not None and small.digest != other.digest  # other seed, other records
+
+
 def test_mse_theory_matches_mse_freq_on_a_large_sample():
     result = run_job(
         plain(

@@ -3,15 +3,7 @@ and a sweep against a real ``mlflow server`` on 127.0.0.1."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 from hydra.utils import instantiate
@@ -78,7 +70,8 @@ def summary(stdout: str) -> str:
     return line.split(" in experiment ")[0]
 
 
-def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skipped_jobs(tmp_path):
+def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skipped_jobs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the sweep runs: ui_command names mlflow relative to it
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     common = [
         "dataset.n=300",
@@ -189,62 +182,6 @@ def test_cluster_configs_require_a_tracking_server(tmp_path, monkeypatch):
         "resolves (Environment variable 'MLFLOW_TRACKING_URI' not found); set tracking.uri=... on the command line"
     )
     assert not (tmp_path / "mlflow.db").exists()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def mlflow_server(tmp_path):
-    """``mlflow server`` with a SQLite backend on 127.0.0.1, stopped when the test ends."""
-    port = free_port()
-    exe = Path(sys.executable).parent / "mlflow"
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
-        [
-            str(exe),
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{tmp_path / 'server.db'}",
-            "--artifacts-destination",
-            str(tmp_path / "server-artifacts"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        cwd=tmp_path,
-    )
-    uri = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlflow server did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield uri
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
 
 
 def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):

@@ -20,14 +20,13 @@ from dp2pub.sweep import (
     PARENT_FILE,
     SKIPPED,
     count_line,
-    dashboard_hint,
     job_label,
     labelled_logs,
     outcomes,
     record_outcome,
     sweep_size,
 )
-from dp2pub.tracking import ui_url
+from dp2pub.tracking import dashboard_hint, ui_url
 from tests.conftest import CONF
 
 
@@ -94,7 +93,7 @@ def test_a_job_that_cannot_read_the_parent_file_records_nothing(tmp_path):
 def test_ui_addresses_follow_mlflows_view_run_format():
     assert ui_url("sqlite:////x/mlflow.db", "1", "abc") == "http://127.0.0.1:5000/#/experiments/1/runs/abc"
     assert ui_url("http://server:5000/", "7", "abc") == "http://server:5000/#/experiments/7/runs/abc"
-    assert ui_url("https://server", "7") == "https://server/#/experiments/7"
+    assert ui_url("https://server", "7") == "https://server/#/experiments/7/runs?workflowType=machine_learning"
 
 
 def test_the_dashboard_hint_starts_the_ui_on_a_local_store_and_links_a_server():
@@ -104,7 +103,7 @@ def test_the_dashboard_hint_starts_the_ui_on_a_local_store_and_links_a_server():
     )
     assert local[1] == "  then http://127.0.0.1:5000/#/experiments/1/runs/abc"
     served = dashboard_hint("http://server:5000", "2", None)
-    assert served == "Open the MLflow dashboard: http://server:5000/#/experiments/2"
+    assert served == "Open the MLflow dashboard: http://server:5000/#/experiments/2/runs?workflowType=machine_learning"
 
 
 def test_labelled_logs_prefix_each_line_once_and_only_within_the_block():

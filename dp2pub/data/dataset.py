@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -116,6 +118,18 @@ class Dataset:
         if self.is_test is None:
             raise ValueError(f"dataset {self.name!r} has no train/test split")
         return self.rows(~self.is_test), self.rows(self.is_test)
+
+    def fingerprint(self) -> str:
+        """A hex digest (SHA-256) of the table's content: its name, target, domain (names,
+        labels, ordinal attributes) and codes, column by column in the smallest dtype that holds
+        them. Equal tables give equal digests; the codes are read once, copied only if their
+        dtype is wider."""
+        codes = self.codes.astype(code_dtype(max(self.domain.sizes)), copy=False)
+        digest = hashlib.sha256()
+        header = [self.name, self.target, self.domain.names, self.domain.labels, self.domain.ordinal, codes.shape]
+        digest.update(json.dumps(header).encode())
+        digest.update(np.asfortranarray(codes).T.data)  # column-major, as stored: no copy
+        return digest.hexdigest()
 
     def to_frame(self) -> pd.DataFrame:
         """The table with category labels, one column per attribute."""

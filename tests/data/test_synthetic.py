@@ -23,6 +23,16 @@ def test_same_generator_state_same_data():
     assert np.array_equal(a.codes, b.codes) and a.domain == b.domain
 
 
+def test_fingerprint_is_the_content_whatever_the_code_dtype():
+    data = make_synthetic(n=500, d=4, k_min=2, k_max=6, rng=np.random.default_rng(3))
+    wide = Dataset(data.codes.astype(np.int64), data.domain, name=data.name)
+    assert wide.fingerprint() == data.fingerprint() and len(data.fingerprint()) == 64
+    codes = data.codes.copy()
+    codes[0, 0] = (codes[0, 0] + 1) % data.domain.sizes[0]
+    assert data.with_codes(codes).fingerprint() != data.fingerprint()
+    assert Dataset(data.codes, data.domain, name="renamed").fingerprint() != data.fingerprint()
+
+
 @pytest.mark.parametrize(
     "kwargs,key",
     [
