@@ -91,14 +91,8 @@ def run_job(cfg: Mapping) -> JobResult:
     data = load(cfg, publisher, settings)
     timings = {"data": time.perf_counter() - start}
     log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, timings["data"])
-    check_job_size(
-        publisher,
-        data.n,
-        data.domain.sizes,
-        settings.metrics,
-        settings.limits,
-        f"{data.name} ({data.n} records x {data.d} attributes)",
-    )
+    described = f"{data.name} ({data.n} records x {data.d} attributes)"
+    check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits, described)
     train, test = split(data, publisher, settings)
     outcome = publish(publisher, train, settings)
     check_budget(publisher, outcome, settings.epsilon)
@@ -108,18 +102,10 @@ def run_job(cfg: Mapping) -> JobResult:
     timings.update({**outcome.timings, **evaluation.timings, "total": time.perf_counter() - start})
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
-    notes = result_notes(cfg["mechanism"], evaluation, metrics)
-    guarantee = publisher.guarantee(settings.epsilon)
-    return JobResult(
-        metrics,
-        evaluation.per_attribute,
-        ledger,
-        outcome.published,
-        outcome.artifacts,
-        notes,
-        guarantee,
-        DatasetInfo.of(data),
-    )
+    notes, guarantee = result_notes(cfg["mechanism"], evaluation, metrics), publisher.guarantee(settings.epsilon)
+    result = JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes)
+    result.guarantee, result.dataset = guarantee, DatasetInfo.of(data)
+    return result
 
 
 def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:

@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 PACKAGES = ("dp2pub", "numpy", "pandas", "scikit-learn", "hydra-core", "mlflow")
 #: MLflow's tag that nests a run under its parent in the UI.
 PARENT_TAG = "mlflow.parentRunId"
+#: The notes a job's results need (:attr:`dp2pub.job.JobResult.notes`), one per line.
+NOTES_TAG = "dp2pub.notes"
 #: ``parent`` on a sweep's parent run, ``child`` on its jobs.
 SWEEP_TAG = "dp2pub.sweep"
 #: MLflow 3's experiment tag for the kind of an experiment, and its value for a
@@ -352,6 +354,8 @@ def run_tracked(
                 mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
                 raise
             mlflow.log_metrics(result.metrics)
+            if result.notes:  # what the results table says under the numbers
+                mlflow.set_tag(NOTES_TAG, "\n".join(result.notes)[:5000])
             if result.dataset is not None:
                 mlflow.log_input(dataset_input(cfg, result.dataset))
             _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))

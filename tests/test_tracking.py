@@ -13,6 +13,7 @@ from dp2pub.job import run_job
 from dp2pub.tracking import (
     EXPERIMENT_KIND_TAG,
     MODEL_TRAINING,
+    NOTES_TAG,
     dashboard_hint,
     open_experiment,
     run_name,
@@ -108,3 +109,12 @@ def test_the_dashboard_link_opens_the_runs_of_the_experiment_in_the_model_traini
     command, page = dashboard_hint(uri, experiment_id).splitlines()
     assert command.endswith(f"mlflow ui --backend-store-uri {uri}")
     assert page.endswith(f"http://127.0.0.1:5000/#/experiments/{experiment_id}/runs?workflowType=machine_learning")
+
+
+def test_a_runs_notes_are_logged_as_a_tag(tmp_path):
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    noted, result = run_tracked(job_config(tmp_path, "notes", "mechanism.estimator=unbiased"), run_job)
+    assert result is not None and result.notes
+    assert client.get_run(noted).data.tags[NOTES_TAG] == "\n".join(result.notes)
+    plain_run, result = run_tracked(job_config(tmp_path, "notes"), run_job)
+    assert result is not None and not result.notes and NOTES_TAG not in client.get_run(plain_run).data.tags
