@@ -5,7 +5,7 @@ The store is ``tracking.uri`` if set, else ``MLFLOW_TRACKING_URI``, else a SQLit
 leaves its run FAILED, with the error text in the ``error`` tag, and the error propagates.
 
 For MLflow's dashboard: the experiment is tagged a model-training experiment (not a GenAI
-one), the printed link opens its runs in the model-training view (:func:`runs_page`), a
+one), the printed link opens its runs in the model-training view (:func:`ui_url`), a
 run's name says what ran in its first words (:func:`run_name`), and the table the job
 loaded is the run's dataset input (:func:`dataset_input`).
 """
