@@ -90,7 +90,8 @@ def build_one(spec: StudySpec, settings: dict[str, str | None]) -> list[Path]:
         written = [write_csv(table, runs_csv(directory, study))]
     summary = aggregate(table)
     written.append(write_csv(summary, summary_csv(directory, study)))
-    written += plot_study(spec, summary, directory)
+    seeds = sorted(int(seed) for seed in table["seed"].dropna().unique())
+    written += plot_study(spec, summary, directory, seeds)
     return written
 
 

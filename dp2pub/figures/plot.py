@@ -4,8 +4,11 @@ Rows are the spec's metrics (times the values of its row facet), columns the com
 its facets that hold runs; without a row facet, several metrics in one column, or one metric
 in more than ``spec.wrap`` columns, are laid out in one sequence instead, ``spec.wrap`` per
 line. In each panel: one line with markers per hue value (the mean over seeds) and a shaded
-95% interval, dashed theory curves in the same colour, and the references of the metric
-(a non-private model dotted, the majority class dash-dotted, both in black). Drawing uses a
+95% interval (clipped to the metric's range by :func:`~dp2pub.figures.aggregate.aggregate`),
+dashed theory curves in the same colour, the references of the metric (a non-private model
+dotted, the majority class dash-dotted, both in black) and numbers published elsewhere
+(``spec.published``) as black markers. Under the bold title, a caption
+(:mod:`dp2pub.figures.caption`) names the data, n, d, the runs per point and the bands. Drawing uses a
 private :class:`~matplotlib.figure.Figure` (no pyplot state, no display) inside a fixed rc
 context, and the files carry no timestamp, so the same summary always gives byte-identical
 files.
@@ -15,24 +18,38 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from dp2pub.figures import style
-from dp2pub.figures.studies import StudySpec
+from dp2pub.figures.caption import caption, panel_sizes, wrap
+from dp2pub.figures.studies import DATA_PARAM, StudySpec
 
 PANEL_SIZE = (3.3, 2.5)  # inches per panel
 LEGEND_WIDTH = 2.0  # inches right of the panels
 MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
 BAND_ALPHA = 0.18
+CAPTION_SIZE = 8.5  # points
+BAND_LABEL = "95% t-interval of the mean"
+#: Marker of a published number (``StudySpec.published``): a hollow black diamond.
+PUBLISHED_STYLE: dict[str, Any] = {
+    "color": "black",
+    "marker": "D",
+    "markersize": 7,
+    "markerfacecolor": "none",
+    "linestyle": "none",
+}
+#: Facet parameters the caption or a dataset's panel title already states.
+SIZE_PARAMS = (DATA_PARAM, "dataset.n", "dataset.d")
 
 
 def _fmt(value: object) -> str:
@@ -41,24 +58,40 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def facet_label(spec: StudySpec, frame: pd.DataFrame, params: tuple[str, ...]) -> pd.Series:
-    """``"n = 1000, d = 50"`` per row of ``frame`` for the facet ``params`` ("" for none)."""
-    parts = [f"{spec.param_label(p)} = " + frame[p].map(_fmt) for p in params if p in frame]
-    if not parts:
-        return pd.Series("", index=frame.index)
-    label = parts[0]
-    for part in parts[1:]:
-        label = label + ", " + part
+def _fmt_facet(value: object) -> str:
+    """A facet value; whole numbers from 1,000 up with thousands separators."""
+    if isinstance(value, (int, np.integer, float, np.floating)) and float(value).is_integer() and abs(value) >= 1000:
+        return f"{int(value):,}"
+    return _fmt(value)
+
+
+def facet_label(
+    spec: StudySpec, frame: pd.DataFrame, params: tuple[str, ...], sizes: dict[str, str] | None = None
+) -> pd.Series:
+    """``"n = 1000, d = 50"`` per row of ``frame`` for the facet ``params`` ("" for none); with
+    ``sizes`` (dataset name -> ``"n = ..., d = ..."``) a dataset is shown as ``"acs (n = ..., d = ...)"``."""
+    label = pd.Series("", index=frame.index)
+    for p in (p for p in params if p in frame):
+        if p == DATA_PARAM and sizes:
+            part = _facet_values(frame[p], sizes)
+        else:
+            part = f"{spec.param_label(p)} = " + frame[p].map(_fmt_facet)
+        label = label.where(label == "", label + ", ") + part
     return label
 
 
-def _with_panels(spec: StudySpec, frame: pd.DataFrame) -> pd.DataFrame:
+def _facet_values(names: pd.Series, sizes: dict[str, str]) -> pd.Series:
+    """Dataset names with their sizes: ``acs (n = 37,968, d = 23)``."""
+    return names.map(_fmt_facet).map(lambda name: f"{name} ({sizes[name]})" if name in sizes else name)
+
+
+def _with_panels(spec: StudySpec, frame: pd.DataFrame, sizes: dict[str, str] | None = None) -> pd.DataFrame:
     """``frame`` sorted by facets and x, with its panel column ``_col`` and row label ``_row``."""
     order = [p for p in (spec.row_facet, *spec.facets, spec.hue, spec.x) if p and p in frame]
     frame = frame.sort_values(order, kind="mergesort", na_position="last") if order else frame
     return frame.assign(
-        _col=facet_label(spec, frame, spec.facets),
-        _row=facet_label(spec, frame, (spec.row_facet,) if spec.row_facet else ()),
+        _col=facet_label(spec, frame, spec.facets, sizes),
+        _row=facet_label(spec, frame, (spec.row_facet,) if spec.row_facet else (), sizes),
     )
 
 
@@ -78,8 +111,10 @@ def draw_panel(
     curves: pd.DataFrame,
     references: list[pd.DataFrame],
     hues: list,
+    published: pd.DataFrame | None = None,
 ) -> None:
-    """Means with markers and 95% bands per hue, theory curves and the references in one panel."""
+    """Means with markers and 95% bands per hue, theory curves, the references and the
+    published numbers (columns ``x``, ``value``) in one panel."""
     if spec.is_log_y(metric):
         ax.set_yscale("log")
     for i, hue in enumerate(hues):
@@ -94,6 +129,8 @@ def draw_panel(
     for reference, (colour, linestyle) in zip(references, style.REFERENCE_STYLES):
         if not reference.empty:
             ax.plot(reference[spec.x], reference["mean"], color=colour, linestyle=linestyle, linewidth=1.2)
+    if published is not None and not published.empty:
+        ax.plot(published["x"], published["value"], zorder=5, **PUBLISHED_STYLE)
     if points.empty:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", color="grey")
 
@@ -118,8 +155,26 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
     return low / 1.5, values.max() * 1.5
 
 
+def published_in(spec: StudySpec, metric: str, points: pd.DataFrame) -> pd.DataFrame:
+    """The published numbers of ``metric`` (columns ``x``, ``value``) whose parameters match
+    those of the panel's ``points`` (empty for an empty panel)."""
+    rows = []
+    for mark in spec.published:
+        if mark.metric != metric or points.empty:
+            continue
+        if all(key in points and (points[key] == value).any() for key, value in mark.where.items()):
+            rows.append({"x": mark.x, "value": mark.value})
+    return pd.DataFrame(rows, columns=["x", "value"])
+
+
 def _legend(
-    fig: Figure, spec: StudySpec, hues: list, theory: bool, references: set[tuple[int, str]], bands: bool
+    fig: Figure,
+    spec: StudySpec,
+    hues: list,
+    theory: bool,
+    references: set[tuple[int, str]],
+    bands: bool,
+    published: bool = False,
 ) -> None:
     handles: list[Artist] = [
         Line2D(
@@ -136,8 +191,10 @@ def _legend(
     for position, name in sorted(references):  # (position, legend name): each drawn style once
         colour, linestyle = style.REFERENCE_STYLES[position]
         handles.append(Line2D([], [], color=colour, linestyle=linestyle, label=name))
+    if published:
+        handles.append(Line2D([], [], label=spec.published_label, **PUBLISHED_STYLE))
     if bands:
-        handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label="95% interval (t, over seeds)"))
+        handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label=BAND_LABEL))
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
 
 
@@ -151,23 +208,46 @@ def _layout(spec: StudySpec, rows: list, cols: list) -> tuple[int, int] | None:
     return math.ceil(count / spec.wrap), min(count, spec.wrap)
 
 
-def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | None = None) -> Figure:
-    """The study's figure from its summary (see module docstring) and theory curves."""
-    summary = _with_panels(spec, summary)
-    curves = _with_panels(spec, theory) if theory is not None and not theory.empty else pd.DataFrame()
-    cols = list(dict.fromkeys(summary["_col"]))
-    rows = [(metric, row) for metric in spec.metrics for row in dict.fromkeys(summary["_row"])]
+def _titled(fig: Figure, spec: StudySpec, summary: pd.DataFrame, one_column: bool, seeds: list[int]) -> SubFigure:
+    """Give ``fig`` its bold title and return the subfigure for the panels, titled with the
+    caption (:func:`~dp2pub.figures.caption.caption`; with one column of panels, its facets
+    other than the data's name and size join the caption)."""
+    fig.suptitle(f"{spec.name}: {spec.title}", fontweight="bold", x=0.02, ha="left")
+    single = facet_label(spec, summary.head(1), tuple(p for p in spec.facets if p not in SIZE_PARAMS))
+    extra = single.iloc[0] if one_column and not single.empty else ""
+    parts = caption(spec, summary, seeds, extra)
+    panels = fig.add_subfigure(fig.add_gridspec(1, 1)[0, 0])  # laid out with its title, the caption
+    if parts:
+        width = fig.get_figwidth() - LEGEND_WIDTH - 0.2
+        panels.suptitle(wrap(parts, width, CAPTION_SIZE), x=0.02, ha="left", fontsize=CAPTION_SIZE)
+    return panels
+
+
+def build_figure(
+    spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | None = None, seeds: list[int] | None = None
+) -> Figure:
+    """The study's figure from its summary (see module docstring), theory curves and the seeds
+    of its runs (named in the caption)."""
+    sizes = panel_sizes(spec, summary)
+    summary = _with_panels(spec, summary, sizes)
+    curves = _with_panels(spec, theory, sizes) if theory is not None and not theory.empty else pd.DataFrame()
+    drawn_rows = summary[summary["metric"].isin(spec.metrics)]  # the panels: where a drawn metric has runs
+    shown = drawn_rows if not drawn_rows.empty else summary
+    cols = list(dict.fromkeys(shown["_col"]))
+    rows = [(metric, row) for metric in spec.metrics for row in dict.fromkeys(shown["_row"])]
     sequence = _layout(spec, rows, cols)
     shape = sequence or (len(rows), len(cols))
     width = max(PANEL_SIZE[0] * shape[1] + LEGEND_WIDTH, MIN_WIDTH)
-    fig = Figure(figsize=(width, PANEL_SIZE[1] * shape[0] + 0.6), layout="constrained")
-    axes = fig.subplots(*shape, squeeze=False, sharex=not sequence, sharey=False if sequence else "row")
+    fig = Figure(figsize=(width, PANEL_SIZE[1] * shape[0] + 0.9), layout="constrained")
+    panels = _titled(fig, spec, summary, len(cols) == 1, sorted(seeds or []))
+    axes = panels.subplots(*shape, squeeze=False, sharex=not sequence, sharey=False if sequence else "row")
     count = len(rows) * len(cols)
     for ax in axes.flat[count:] if sequence else ():
         ax.set_visible(False)
     hues = sorted(summary[spec.hue].dropna().unique(), key=spec.hue_rank)
     xs = np.sort(summary[spec.x].dropna().unique().astype(float))
     drawn: set[tuple[int, str]] = set()
+    marked = False
     for r, (metric, row) in enumerate(rows):
         row_axes, row_points, row_curves = [], [], []
         for c, col in enumerate(cols):
@@ -188,7 +268,9 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
             drawn |= {
                 (i, style.reference_label(n)) for i, (n, ref) in enumerate(zip(names, references)) if not ref.empty
             }
-            draw_panel(ax, spec, metric, points, curve, references, hues)
+            marks = published_in(spec, metric, points)
+            marked = marked or not marks.empty
+            draw_panel(ax, spec, metric, points, curve, references, hues, marks)
             row_axes.append(ax)
             row_points.append(points)
             row_curves.append(curve)
@@ -204,9 +286,7 @@ def build_figure(spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | 
         if limits is not None:
             for ax in row_axes:  # shared along a grid's row
                 ax.set_ylim(*limits)
-    title = f"{spec.name}: {spec.title}" + (f"\n{cols[0]}" if len(cols) == 1 and cols[0] else "")
-    fig.suptitle(title, fontweight="bold", x=0.02, ha="left")
-    _legend(fig, spec, hues, not curves.empty, drawn, bool((summary["n"] > 1).any()))
+    _legend(fig, spec, hues, not curves.empty, drawn, bool((drawn_rows["n"] > 1).any()), marked)
     return fig
 
 
@@ -231,12 +311,13 @@ def figure_paths(directory: Path, study: str) -> dict[str, Path]:
     return {fmt: Path(directory) / f"{study}.{fmt}" for fmt in ("png", "pdf")}
 
 
-def plot_study(spec: StudySpec, summary: pd.DataFrame, directory: Path) -> list[Path]:
-    """Draw the study (with its theory curves, if any) and write PNG and PDF; returns the paths."""
+def plot_study(spec: StudySpec, summary: pd.DataFrame, directory: Path, seeds: list[int] | None = None) -> list[Path]:
+    """Draw the study (with its theory curves, if any; ``seeds``: those of its runs, for the
+    caption) and write PNG and PDF; returns the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(style.RC):
         theory = spec.theory(spec.params, spec.x, summary) if spec.theory is not None else None
-        fig = build_figure(spec, summary, theory)
+        fig = build_figure(spec, summary, theory, seeds)
         paths = figure_paths(directory, spec.name)
         for fmt, path in paths.items():
             fig.savefig(path, format=fmt, dpi=style.DPI, metadata=style.METADATA[fmt])

@@ -20,6 +20,11 @@ from dp2pub.figures.theory import fo_theory
 
 EPSILON_LABEL = "privacy budget ε (per user)"
 ACCURACY_LABEL = "accuracy (fraction correct)"
+#: The parameter naming a run's dataset, kept in every study's CSVs (the figure's caption).
+DATA_PARAM = "dataset.name"
+#: Metrics every job logs about its data (records, training records when split, attributes),
+#: kept in every study's CSVs: the figure's caption derives n and d from them.
+SIZE_METRICS = ("n_records", "n_train", "n_attributes")
 
 
 def _frozen(mapping: Mapping | None = None) -> Mapping:
@@ -46,6 +51,23 @@ class Family:
         """The value in the logged metric ``name``, None if ``name`` is not of the family."""
         match = re.fullmatch(self.pattern, name)
         return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Published:
+    """A number published elsewhere that a figure compares with (drawn as a black marker).
+
+    Attributes:
+        metric: the metric it is a value of.
+        x: where it is on the x axis.
+        value: the published value.
+        where: parameter -> value of the panel it belongs in (``{"dataset.n": 1000}``).
+    """
+
+    metric: str
+    x: float
+    value: float
+    where: Mapping[str, object] = field(default_factory=_frozen)
 
 
 @dataclass(frozen=True)
@@ -84,6 +106,8 @@ class StudySpec:
         theory: (params, x, summary frame) -> dense theory curves (columns: hue, facets, row facet, x,
             ``metric``, ``value``), drawn dashed in the hue's colour.
         theory_label: legend entry of the theory curves.
+        published: numbers published elsewhere, drawn as black markers in their panels.
+        published_label: legend entry of ``published`` (whose numbers they are).
     """
 
     name: str
@@ -109,6 +133,8 @@ class StudySpec:
     hue_labels: Mapping[str, str] = field(default_factory=_frozen)
     theory: Callable[[tuple[str, ...], str, pd.DataFrame], pd.DataFrame] | None = None
     theory_label: str = "theory"
+    published: tuple[Published, ...] = ()
+    published_label: str = "published"
 
     def __post_init__(self) -> None:
         if self.wrap < 1:
@@ -119,9 +145,18 @@ class StudySpec:
 
     @property
     def params(self) -> tuple[str, ...]:
-        """Every run parameter kept per run, in CSV column order (no duplicates)."""
+        """Every run parameter kept per run, in CSV column order (no duplicates); always the
+        dataset's name (:data:`DATA_PARAM`)."""
         derived = {f.param for f in self.families}
-        names = (self.x, *(self.hue_parts or (self.hue,)), *self.facets, self.row_facet, "seed", *self.extra_params)
+        names = (
+            self.x,
+            *(self.hue_parts or (self.hue,)),
+            *self.facets,
+            self.row_facet,
+            "seed",
+            *self.extra_params,
+            DATA_PARAM,
+        )
         return tuple(dict.fromkeys(n for n in names if n and n not in derived))
 
     @property
@@ -137,9 +172,10 @@ class StudySpec:
 
     @property
     def collected_metrics(self) -> tuple[str, ...]:
-        """The metrics read from the runs (or families): drawn, references, extra."""
+        """The metrics read from the runs (or families): drawn, references, extra, and the
+        data's size (:data:`SIZE_METRICS`)."""
         references = (name for metric in self.metrics for name in self.references(metric))
-        return tuple(dict.fromkeys((*self.metrics, *references, *self.extra_metrics)))
+        return tuple(dict.fromkeys((*self.metrics, *references, *self.extra_metrics, *SIZE_METRICS)))
 
     @property
     def sweep_command(self) -> str:
@@ -179,7 +215,7 @@ Y_LABELS = _frozen(
         "cavg": "C_avg (mean class size / k)",
     }
 )
-#: Accuracies are fractions: fixed axes (a wide t interval of few seeds is cut at 0 and 1).
+#: Accuracies are fractions: fixed axes from 0 to 1.
 ACCURACY_LIMITS = _frozen({"accuracy_logreg": (0.0, 1.0), "accuracy_nb": (0.0, 1.0)})
 PARAM_LABELS = _frozen(
     {
@@ -238,22 +274,51 @@ PAPER_FIGURE_6 = replace(
     y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
 )
 
+#: The DP2-Pub repository's tables: GRR on every attribute (ε/d each) of uniform synthetic data
+#: with domains of 100-150 values, its raw report histogram compared with the data. 1-way TVD
+#: per (n users, d attributes) and ε, as printed in the DP2-Pub repository's tables (which give
+#: no d = 100, n = 10,000 table). Published numbers the seed_tables study compares with, drawn
+#: as black markers: not results of dp2pub.
+DP2PUB_REPOSITORY_TVD: Mapping[tuple[int, int], Mapping[int, float]] = _frozen(
+    {
+        (10_000, 50): _frozen({1: 0.061748, 5: 0.061768, 10: 0.061796}),
+        (1_000, 50): _frozen({1: 0.19542, 5: 0.19574, 10: 0.19506}),
+        (1_000, 100): _frozen({1: 0.19771, 5: 0.19794, 10: 0.19771}),
+    }
+)
+#: The numbers of :data:`DP2PUB_REPOSITORY_TVD` placed in the seed_tables figure's panels.
+REPOSITORY_POINTS = tuple(
+    Published("tvd_1way", epsilon, value, _frozen({DATA_PARAM: "synthetic", "dataset.n": n, "dataset.d": d}))
+    for (n, d), values in DP2PUB_REPOSITORY_TVD.items()
+    for epsilon, value in values.items()
+)
+
 STUDIES: dict[str, StudySpec] = {
     spec.name: spec
     for spec in (
         StudySpec(
             name="seed_tables",
-            title="GRR on synthetic tables, the raw-histogram setting",
+            title="GRR on wide uniform tables: the DP2-Pub repository's tables reproduced",
             experiment="seed_tables",
             x="epsilon",
-            metrics=("tvd_1way", "mse_count"),
+            metrics=("tvd_1way",),
             hue="mechanism.estimator",
             facets=("dataset.n", "dataset.d"),
-            row_facet="dataset.name",
-            log_y=True,
+            row_facet=DATA_PARAM,
+            extra_metrics=("mse_count",),
+            log_x=True,
+            x_label="ε (per user, ε/d per attribute)",
             y_labels=Y_LABELS,
+            y_limits=_frozen({"tvd_1way": (0.0, 1.0)}),
             param_labels=PARAM_LABELS,
-            hue_labels=_frozen({"none": "raw histogram (estimator none)", "unbiased": "debiased (estimator unbiased)"}),
+            hue_labels=_frozen(
+                {
+                    "none": "raw report histogram (estimator none)",
+                    "norm_sub": "consistent estimate (estimator norm_sub)",
+                }
+            ),
+            published=REPOSITORY_POINTS,
+            published_label="DP2-Pub repository's table",
         ),
         StudySpec(
             name="fo_variance",
@@ -290,7 +355,12 @@ STUDIES: dict[str, StudySpec] = {
             metrics=("tvd_1way", "tvd_2way", "tvd_3way", "accuracy_logreg", "accuracy_nb"),
             hue="mechanism.name",
             facets=("dataset.name",),
-            baselines=_frozen({"accuracy_logreg": "accuracy_logreg_baseline", "accuracy_nb": "accuracy_nb_baseline"}),
+            baselines=_frozen(
+                {
+                    "accuracy_logreg": ("accuracy_logreg_baseline", "accuracy_majority"),
+                    "accuracy_nb": ("accuracy_nb_baseline", "accuracy_majority"),
+                }
+            ),
             log_x=True,
             y_labels=Y_LABELS,
             y_limits=ACCURACY_LIMITS,
@@ -305,7 +375,7 @@ STUDIES: dict[str, StudySpec] = {
             metrics=("accuracy_nb",),
             hue="mechanism.oracle",
             facets=("mechanism.strategy",),
-            baselines=_frozen({"accuracy_nb": "accuracy_nb_baseline"}),
+            baselines=_frozen({"accuracy_nb": ("accuracy_nb_baseline", "accuracy_majority")}),
             log_x=True,
             y_labels=_frozen({"accuracy_nb": ACCURACY_LABEL}),
             y_limits=ACCURACY_LIMITS,

@@ -49,7 +49,7 @@ LABELS = {
 #: (colour, line style) of a metric's first, second ... reference line (``StudySpec.baselines``).
 REFERENCE_STYLES: tuple[tuple[str, Literal[":", "-."]], ...] = (("black", ":"), ("black", "-."))
 #: Legend names of reference metrics by prefix (default: "non-private").
-REFERENCE_LABELS = {"misclass_majority": "majority class"}
+REFERENCE_LABELS = {"misclass_majority": "majority class", "accuracy_majority": "majority class"}
 
 #: matplotlib settings of every figure (applied with rc_context, never globally).
 RC: dict[RcKeyType, Any] = {

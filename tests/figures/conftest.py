@@ -10,6 +10,8 @@ from mlflow.entities import Metric, Param
 from dp2pub.mechanisms import ORACLES
 
 N, D, K = 1000, 1, 4
+#: What every job logs about its data (fo_variance's data is not split).
+SIZES = {"n_records": float(N), "n_attributes": float(D)}
 #: mse_freq of each (mechanism, epsilon) per seed: hand-picked so means are easy to check.
 VALUES = {
     ("grr", 1.0): (1.0e-3, 3.0e-3),
@@ -91,7 +93,7 @@ def fake_store(tmp_path_factory) -> dict:
     for (mechanism, epsilon), values in VALUES.items():
         for seed, value in enumerate(values):
             start += 100
-            metrics = {"mse_freq": value, "mse_theory": theory(mechanism, epsilon), "tvd_1way": 0.1}
+            metrics = {"mse_freq": value, "mse_theory": theory(mechanism, epsilon), "tvd_1way": 0.1, **SIZES}
             kept.append(log_run(client, exp, start, job_params(mechanism, epsilon, seed), metrics, child_tags))
     # The same configuration as the first grr run of the sweep, run again later: it replaces it.
     # Where the results went (tracking.*, paths.*) does not make it another configuration.
@@ -100,7 +102,7 @@ def fake_store(tmp_path_factory) -> dict:
         exp,
         start + 1000,
         {**job_params("grr", 1.0, 0), "tracking.uri": uri, "paths.outputs": "/elsewhere"},
-        {"mse_freq": 1.0e-3, "mse_theory": theory("grr", 1.0)},
+        {"mse_freq": 1.0e-3, "mse_theory": theory("grr", 1.0), **SIZES},
     )
     failed = log_run(client, exp, start + 2000, job_params("grr", 4.0, 9), {"mse_freq": 5.0}, status="FAILED")
     return {

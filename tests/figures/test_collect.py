@@ -32,7 +32,8 @@ def test_runs_are_read_page_by_page(fake_store, monkeypatch):
 def test_collect_gives_one_typed_row_per_run_and_metric(fake_store):
     table = collect(SPEC, fake_store["uri"])
     assert list(table.columns) == ["run_id", "study", *SPEC.params, "metric", "value"]
-    assert set(table["metric"]) == {"mse_freq", "mse_theory"}  # tvd_1way is not the study's
+    # tvd_1way is not the study's; every study keeps the data's size
+    assert set(table["metric"]) == {"mse_freq", "mse_theory", "n_records", "n_attributes"}
     assert (table["study"] == "fo_variance").all()
     assert table["epsilon"].dtype == float and table["dataset.n"].dtype.kind == "i"
     assert table["mechanism.num_bits"].dropna().eq(64).all()  # logged by RAPPOR runs only

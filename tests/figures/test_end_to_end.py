@@ -48,5 +48,6 @@ def test_sweep_then_figures(tmp_path):
     assert runs["run_id"].nunique() == 8  # 2 oracles x 2 budgets x 2 seeds; the parent run is left out
     assert set(runs["mechanism.name"]) == {"grr", "oue"} and set(runs["dataset.n"]) == {2000}
     summary = pd.read_csv(folder / "fo_variance_summary.csv")
-    assert (summary["n"] == 2).all() and set(summary["metric"]) == {"mse_freq", "mse_theory"}
+    assert (summary["n"] == 2).all()
+    assert set(summary["metric"]) == {"mse_freq", "mse_theory", "n_records", "n_attributes"}
     assert (folder / "fo_variance.png").stat().st_size > 10_000

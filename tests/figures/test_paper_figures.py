@@ -101,7 +101,7 @@ def test_figure5_wraps_one_panel_per_dataset_and_alpha(store):
 def test_figure6_draws_non_private_and_majority_lines(store):
     fig = build_figure(FIG6, aggregate(collect(FIG6, store)))
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend[-3:] == ["non-private", "majority class", "95% interval (t, over seeds)"]
+    assert legend[-3:] == ["non-private", "majority class", "95% t-interval of the mean"]
     panel = next(ax for ax in fig.axes if ax.get_title() == "data = nltcs, task = a3")
     styles = [(line.get_linestyle(), tuple(line.get_ydata())) for line in panel.get_lines()]
     assert (":", (0.2,)) in styles and ("-.", (0.45,)) in styles
