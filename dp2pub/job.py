@@ -211,12 +211,15 @@ def result_notes(mechanism: Mapping, evaluation: Evaluation, metrics: Mapping[st
     if metrics.get("ibu_capped", 0) > 0:
         notes.append(
             f"ibu: {metrics['ibu_capped']:g} of {metrics['ibu_estimates']:g} estimates stopped at the cap of "
-            f"{metrics['ibu_iterations_max']:g} EM steps before the log-likelihood converged"
+            f"{metrics['ibu_iterations_cap']:g} EM steps before the log-likelihood converged"
         )
         log.warning("%s", notes[-1])
     if not evaluation.distributions:
         hint = "; mechanism.estimator=norm_sub gives distributions" if "estimator" in mechanism else ""
-        notes.append(f"tvd_* compare estimates that are not distributions (negative entries): a TVD can exceed 1{hint}")
+        notes.append(
+            "tvd_* compare estimates that are not distributions (negative entries or totals other than 1): "
+            f"a TVD can exceed 1{hint}"
+        )
     return notes + below_majority(metrics)
 
 

@@ -256,8 +256,9 @@ def mechanism_label(mechanism: Mapping) -> str:
 
 
 def _short_number(value: Any) -> str:
-    """``1.0`` -> ``1``, ``0.25`` -> ``0.25``; anything but a float as it is."""
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """``1.0`` -> ``1``, ``0.25`` -> ``0.25`` (every digit kept: two budgets never share a
+    name); anything but a float as it is."""
+    return repr(value).removesuffix(".0") if isinstance(value, float) else str(value)
 
 
 class TableDataset(MlflowDataset):

@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import mlflow
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -21,6 +22,16 @@ CONF = ROOT / "conf"
 # The tests read the data packaged with dp2pub; a developer's own DP2PUB_DATA_DIR would
 # silently replace it (the tests of that variable set it themselves).
 os.environ.pop("DP2PUB_DATA_DIR", None)
+
+
+@pytest.fixture(autouse=True)
+def fresh_tracking_uri(monkeypatch):
+    """Every test starts as a fresh process would: MLflow's global tracking URI unset and no
+    MLFLOW_TRACKING_URI (``run_tracked`` sets the global URI, and MLflow copies it into the
+    environment); both are restored after the test, so no test sees another's store."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "")  # records the variable as it was, for the teardown
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", None)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import split_budget
+from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import check_choice, check_epsilon, check_float
 
@@ -127,14 +128,14 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             chosen = rng.integers(0, d + 1, size=n)
             users = [np.flatnonzero(chosen == r) for r in range(d + 1)]
         oracles = [self._oracle(share, k) for k in domains]
-        estimates, counts = [], []
+        estimates, counts, self.ibu_trace_ = [], [], IBUTrace()
         for r, (oracle, who) in enumerate(zip(oracles, users)):
             values = y[who] if r == 0 else X[who, r - 1] * c + y[who]
             m = values.shape[0]
             if m == 0:  # no user sampled this report: nothing is known about it
                 estimates.append(np.full(oracle.k, 1.0 / oracle.k))
             else:
-                estimates.append(oracle.estimate(oracle.perturb(values, rng), self.estimator))
+                estimates.append(oracle.estimate(oracle.perturb(values, rng), self.estimator, self.ibu_trace_))
             counts.append(m)
         self.n_features_in_ = d
         self.budgets_ = [o.epsilon for o in oracles]

@@ -34,8 +34,11 @@ from dp2pub.mechanisms.chunks import chunks, rowwise_outer
 
 #: Stop when the mean log-likelihood per report gains less than this (nats per iteration).
 TOL = 1e-12
-#: The cap on EM steps of one estimate.
-MAX_ITER = 100_000
+#: The cap on EM steps of one estimate. At small budgets per attribute the likelihood is flat
+#: and the tolerance takes long to reach (measured, one 2-way estimate at epsilon 0.1 per
+#: attribute, k = 8, n = 10,000: GRR 66,315 steps, 4.6 s; OUE 23,520 steps, 28 s): the cap
+#: bounds the time, and a capped estimate is reported (:class:`IBUTrace`).
+MAX_ITER = 10_000
 #: Below this many cells the per-user likelihood matrix is kept between iterations.
 CACHE_CELLS = 1 << 24
 
@@ -72,12 +75,14 @@ class IBUTrace:
         self.max_iter = max(self.max_iter, max_iter)
 
     def metrics(self) -> dict[str, float]:
-        """``ibu_estimates``, ``ibu_iterations_max`` and ``ibu_capped`` (none if no estimate)."""
+        """``ibu_estimates``, ``ibu_iterations_max``, ``ibu_iterations_cap`` (the largest cap)
+        and ``ibu_capped`` (none if no estimate)."""
         if not self.iterations:
             return {}
         return {
             "ibu_estimates": float(len(self.iterations)),
             "ibu_iterations_max": float(max(self.iterations)),
+            "ibu_iterations_cap": float(self.max_iter),
             "ibu_capped": float(self.capped),
         }
 
@@ -96,8 +101,13 @@ def ibu(
     when an iteration gains less than ``tol`` in mean log-likelihood per report, or after
     ``max_iter`` EM steps (then it is not yet the maximum-likelihood distribution: ``trace``
     counts it as capped). ``accelerate=False`` runs plain EM, one step per iteration.
+
+    Raises:
+        ValueError: without reports (no likelihood to maximize).
     """
     shape = tuple(oracle.k for oracle in oracles)
+    if not oracles or oracles[0].n_reports(reports[0]) == 0:
+        raise ValueError("ibu needs at least one report")
     if all(oracle.reports_values for oracle in oracles):
         codes = np.stack([np.asarray(r) for r in reports], axis=1)
         step = _grr_step(list(oracles), marginal_counts(codes, shape) / codes.shape[0])
@@ -174,10 +184,13 @@ def _squarem(step: Step, pi: np.ndarray, max_iter: int, tol: float) -> tuple[np.
     likelihood is below the start's, it keeps the plain double step, so the likelihood never
     decreases."""
     previous, steps = -np.inf, 0
-    while steps + 3 <= max_iter:
+    while steps < max_iter:
         once, loglik = step(pi)
         if loglik - previous < tol:
             return pi, steps, True
+        if steps + 3 > max_iter:  # no room for an extrapolation: a plain step
+            pi, previous, steps = once, loglik, steps + 1
+            continue
         twice, _ = step(once)
         steps += 2
         r, v = once - pi, twice - 2 * once + pi

@@ -230,6 +230,8 @@ class RAPPOR(FrequencyOracle):
         """Estimated frequencies; ``none`` is the raw bit-sum fit without debiasing."""
         check_choice(estimator, "estimator", ESTIMATORS)
         n = len(reports)
+        if n == 0:
+            raise ConfigError("reports", 0, "at least one report")
         if estimator == "ibu":
             return ibu([self], [reports], trace=trace)
         sums = self.bit_sums(reports).astype(np.float64)

@@ -138,4 +138,5 @@ class LDPNBPublisher(Publisher):
             ]
         else:
             ledger = [Spend("report", "one sampled report", max(model.budgets_))]
-        return Outcome(NaiveBayesRelease(model, target), ledger, {"fit": elapsed})
+        release = NaiveBayesRelease(model, target)
+        return Outcome(release, ledger, {"fit": elapsed}, extra_metrics=model.ibu_trace_.metrics())

@@ -89,8 +89,6 @@ def test_collecting_leaves_the_tracking_uri_as_it_was(fake_store, monkeypatch):
     # mlflow.set_tracking_uri would pin MLflow's global URI and set MLFLOW_TRACKING_URI: a
     # second figure of the same command would then resolve its store from them
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    # as in a fresh process: an earlier test of the session may have set MLflow's global URI
-    monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", None)
     before = mlflow.get_tracking_uri()
     collect(SPEC, fake_store["uri"])
     assert "MLFLOW_TRACKING_URI" not in os.environ and mlflow.get_tracking_uri() == before

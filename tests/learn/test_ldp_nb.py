@@ -212,3 +212,9 @@ def test_ldp_nb_measures_its_own_model_whatever_metrics_models_says(models):
     for name in ("accuracy_nb", "accuracy_nb_baseline"):
         assert other[name] == default[name]
     assert "accuracy_logreg" not in other  # a model that learned itself gives no other model
+
+
+def test_ldp_nb_logs_its_ibu_estimates():
+    metrics = run_job(plain(["dataset=car", "mechanism=ldp_nb", "mechanism.estimator=ibu", "epsilon=4"])).metrics
+    assert metrics["ibu_estimates"] == 7  # the class, and the (value, class) pair of each of 6 features
+    assert metrics["ibu_iterations_cap"] == 10_000 and metrics["ibu_capped"] == 0

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from dp2pub.job import run_job
-from dp2pub.mechanisms import GRR, OLH, OUE
+from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR
 from dp2pub.mechanisms.ibu import IBUTrace, ibu
+from dp2pub.validation import ConfigError
 from tests.test_job import plain
 
 FREQ = np.array([0.4, 0.2, 0.1, 0.1, 0.05, 0.05, 0.04, 0.03, 0.02, 0.01])
@@ -45,21 +46,43 @@ def test_the_trace_counts_steps_and_estimates_stopped_at_the_cap():
     oracle = OUE(epsilon=0.5, k=10)
     reports = reports_of(oracle, 2000, seed=2)
     trace = IBUTrace()
-    ibu([oracle], [reports], max_iter=7, trace=trace)  # SQUAREM: two iterations of 3 steps
+    ibu([oracle], [reports], max_iter=7, trace=trace)  # SQUAREM: two iterations of 3 steps, one plain
     ibu([oracle], [reports], max_iter=5, trace=trace, accelerate=False)
     ibu([oracle], [reports], trace=trace)
-    assert trace.iterations[:2] == [6, 5] and trace.iterations[2] > 7
+    assert trace.iterations[:2] == [7, 5] and trace.iterations[2] > 7
     assert trace.capped == 2
     assert trace.metrics() == {
         "ibu_estimates": 3.0,
         "ibu_iterations_max": float(max(trace.iterations)),
+        "ibu_iterations_cap": 10_000.0,
         "ibu_capped": 2.0,
     }
     assert IBUTrace().metrics() == {}
 
 
+@pytest.mark.parametrize("max_iter", [1, 2])
+def test_a_cap_below_one_squarem_iteration_still_takes_plain_steps(max_iter):
+    oracle = OUE(epsilon=0.5, k=10)
+    reports = reports_of(oracle, 500, seed=3)
+    trace = IBUTrace()
+    estimate = ibu([oracle], [reports], max_iter=max_iter, trace=trace)
+    plain = ibu([oracle], [reports], max_iter=max_iter, accelerate=False)
+    assert trace.iterations == [max_iter] and trace.capped == 1
+    np.testing.assert_allclose(estimate, plain)  # not the uniform start
+    assert np.abs(estimate - 0.1).sum() > 0
+
+
+def test_ibu_without_reports_is_refused():
+    with pytest.raises(ValueError, match="at least one report"):
+        ibu([GRR(epsilon=1.0, k=3)], [np.zeros(0, dtype=np.int64)])
+    with pytest.raises(ConfigError, match="reports=0"):
+        RAPPOR(epsilon=1.0, k=4).estimate(np.zeros((0, 64), dtype=bool), "ibu")
+
+
 def test_a_job_logs_its_ibu_steps_and_notes_and_warns_when_a_cap_was_hit(caplog):
-    converged = run_job(plain(["mechanism=oue", "mechanism.estimator=ibu", "dataset.n=2000", "dataset.d=4"]))
+    converged = run_job(
+        plain(["mechanism=oue", "mechanism.estimator=ibu", "dataset.n=2000", "dataset.d=4", "epsilon=8"])
+    )
     assert converged.metrics["ibu_estimates"] == 4 + 6  # 4 attributes, 6 pairs
     assert converged.metrics["ibu_capped"] == 0 and not any("ibu" in note for note in converged.notes)
     with caplog.at_level(logging.WARNING, logger="dp2pub.job"):
