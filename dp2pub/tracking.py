@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -314,6 +315,30 @@ def _parent_tags(parent: Mapping | None, uri: str, experiment_id: str) -> dict[s
     return {PARENT_TAG: str(parent["run_id"]), SWEEP_TAG: "child"}
 
 
+#: Attempts at logging a run's dataset input, and the pause before the n-th retry (n x this).
+DATASET_ATTEMPTS, DATASET_RETRY_S = 4, 0.2
+
+
+def log_dataset(dataset: MlflowDataset) -> bool:
+    """Log ``dataset`` as the active run's input; whether it was logged. Parallel jobs of a
+    sweep log the same table into one experiment, and MLflow's store creates a dataset row by
+    get-or-create: two jobs racing both insert it and one fails on the unique key (seen with
+    two joblib workers on an ``mlflow server``). A retry finds the row and links it; after the
+    last attempt the run goes on without its dataset input (it is metadata: the params name
+    the dataset), with a warning."""
+    for attempt in range(1, DATASET_ATTEMPTS + 1):
+        try:
+            mlflow.log_input(dataset)
+            return True
+        except mlflow.exceptions.MlflowException as error:  # a local store wraps SQL errors in it too
+            if attempt == DATASET_ATTEMPTS:
+                reason = " ".join(str(error).split())[:300]
+                log.warning("the run's dataset input was not logged after %d attempts: %s", attempt, reason)
+                return False
+            time.sleep(DATASET_RETRY_S * attempt)
+    return False
+
+
 def run_tracked(
     cfg: Mapping,
     job: Callable[[Mapping], JobResult],
@@ -358,7 +383,7 @@ def run_tracked(
             if result.notes:  # what the results table says under the numbers
                 mlflow.set_tag(NOTES_TAG, "\n".join(result.notes)[:5000])
             if result.dataset is not None:
-                mlflow.log_input(dataset_input(cfg, result.dataset))
+                log_dataset(dataset_input(cfg, result.dataset))
             _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
         except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
             mlflow.set_tag("error", f"stopped by {describe(error)}")

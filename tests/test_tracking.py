@@ -4,7 +4,9 @@ input and the link to its experiment's runs (in process, on throw-away SQLite st
 from __future__ import annotations
 
 import json
+import logging
 
+import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
@@ -118,3 +120,34 @@ def test_a_runs_notes_are_logged_as_a_tag(tmp_path):
     assert client.get_run(noted).data.tags[NOTES_TAG] == "\n".join(result.notes)
     plain_run, result = run_tracked(job_config(tmp_path, "notes"), run_job)
     assert result is not None and not result.notes and NOTES_TAG not in client.get_run(plain_run).data.tags
+
+
+def test_a_dataset_input_lost_to_a_parallel_job_is_retried_and_never_fails_the_run(tmp_path, monkeypatch, caplog):
+    """Two sweep jobs logging the same table race on the store's unique key (seen on an mlflow
+    server with two joblib workers): the loser retries and links the row; a store that keeps
+    refusing leaves the run FINISHED without its dataset input, with a warning."""
+    real, calls = mlflow.log_input, []
+    monkeypatch.setattr("dp2pub.tracking.DATASET_RETRY_S", 0.0)
+
+    def lose_once(dataset, *args, **kwargs):
+        calls.append(dataset.name)
+        if len(calls) == 1:
+            raise mlflow.exceptions.MlflowException("UNIQUE constraint failed: datasets.experiment_id")
+        return real(dataset, *args, **kwargs)
+
+    monkeypatch.setattr(mlflow, "log_input", lose_once)
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    retried, _ = run_tracked(job_config(tmp_path, "race"), run_job)
+    run = client.get_run(retried)
+    assert calls == ["synthetic", "synthetic"] and run.info.status == "FINISHED"
+    assert [d.dataset.name for d in run.inputs.dataset_inputs] == ["synthetic"]
+
+    def refuse(dataset, *args, **kwargs):
+        raise mlflow.exceptions.MlflowException("the store refuses")
+
+    monkeypatch.setattr(mlflow, "log_input", refuse)
+    with caplog.at_level(logging.WARNING, logger="dp2pub.tracking"):
+        refused, result = run_tracked(job_config(tmp_path, "race", "seed=1"), run_job)
+    run = client.get_run(refused)
+    assert result is not None and run.info.status == "FINISHED" and not run.inputs.dataset_inputs
+    assert "dataset input was not logged after 4 attempts: the store refuses" in caplog.text
