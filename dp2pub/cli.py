@@ -16,7 +16,6 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from dp2pub.config import config_dir, plain_config
@@ -126,7 +125,7 @@ def app(cfg: DictConfig) -> str:
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
     worker = False
-    if not (HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN):
+    if not in_sweep():
         signal.signal(signal.SIGTERM, raise_terminated)  # a sweep's parent installs its own
     else:
         worker = follow_launcher()  # a worker process dies with the sweep that started it
@@ -141,7 +140,7 @@ def app(cfg: DictConfig) -> str:
     except (ConfigError, DataFileError, StoreError, MemoryError, *CONFIG_ERRORS) as error:
         message = _message(error)
         print(f"dp2pub: error: {message}", file=sys.stderr)
-        if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        if in_sweep():
             raise JobFailed(message) from None
         raise SystemExit(2) from None
 

@@ -9,7 +9,6 @@ import logging
 import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
-from omegaconf import OmegaConf
 
 from dp2pub.job import run_job
 from dp2pub.tracking import (
@@ -22,11 +21,7 @@ from dp2pub.tracking import (
     run_tracked,
     ui_url,
 )
-from tests.conftest import compose_config
-
-
-def plain(overrides: list[str]) -> dict:
-    return OmegaConf.to_container(compose_config(overrides), resolve=True)
+from tests.test_job import plain
 
 
 def job_config(tmp_path, experiment: str, *overrides: str) -> dict:

@@ -41,6 +41,8 @@ from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
 STRATEGIES: tuple[str, ...] = ("split", "sample")
+#: The server's default estimate: Norm-Sub, a distribution (every TVD in [0, 1]).
+DEFAULT_ESTIMATOR = "norm_sub"
 
 _Oracle = TypeVar("_Oracle", bound=FrequencyOracle)
 
@@ -142,7 +144,7 @@ class OraclePublisher(Publisher):
     """
 
     oracle: ClassVar[type[FrequencyOracle]]
-    estimator: str = "norm_sub"
+    estimator: str = DEFAULT_ESTIMATOR
     strategy: str = "split"
     options: Mapping = field(default_factory=dict)
 
@@ -271,14 +273,14 @@ def oracle_publisher(oracle: str):
     publisher = ORACLE_PUBLISHERS[oracle]
     own = [p for name, p in inspect.signature(publisher.oracle).parameters.items() if name not in ("epsilon", "k")]
 
-    def build(estimator: str = "norm_sub", strategy: str = "split", **options) -> OraclePublisher:
+    def build(estimator: str = DEFAULT_ESTIMATOR, strategy: str = "split", **options) -> OraclePublisher:
         return publisher(estimator=estimator, strategy=strategy, options=options)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     # a function's signature attribute is not declared on Callable, but inspect reads it
     build.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
-            inspect.Parameter("estimator", keyword, default="norm_sub"),
+            inspect.Parameter("estimator", keyword, default=DEFAULT_ESTIMATOR),
             inspect.Parameter("strategy", keyword, default="split"),
         ]
         + [p.replace(kind=keyword) for p in own]
