@@ -25,12 +25,14 @@ os.environ.pop("DP2PUB_DATA_DIR", None)
 
 
 @pytest.fixture(autouse=True)
-def fresh_tracking_uri(monkeypatch):
-    """Every test starts as a fresh process would: MLflow's global tracking URI unset and no
-    MLFLOW_TRACKING_URI (``run_tracked`` sets the global URI, and MLflow copies it into the
-    environment); both are restored after the test, so no test sees another's store."""
+def fresh_environment(monkeypatch):
+    """Every test starts as a fresh process on a person's machine would: MLflow's global tracking
+    URI unset and no MLFLOW_TRACKING_URI (``run_tracked`` sets the global URI, and MLflow copies
+    it into the environment), and no CI variable (a CI service sets one, and the CLI then drops
+    the progress lines some tests read; a test wanting it sets it). All is restored afterwards."""
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "")  # records the variable as it was, for the teardown
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", None)
 
 
