@@ -102,7 +102,10 @@ def run_job(cfg: Mapping) -> JobResult:
     timings.update({**outcome.timings, **evaluation.timings, "total": time.perf_counter() - start})
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
-    notes, guarantee = result_notes(cfg["mechanism"], evaluation, metrics), publisher.guarantee(settings.epsilon)
+    notes, guarantee = (
+        result_notes(cfg["mechanism"], outcome, evaluation, metrics),
+        publisher.guarantee(settings.epsilon),
+    )
     result = JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes)
     result.guarantee, result.dataset = guarantee, DatasetInfo.of(data)
     return result
@@ -160,11 +163,18 @@ def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) 
     """Refuse an outcome that spent more than the budget: exactly, since budget shares come
     from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget). An
     outcome that is not private at the configuration's request (``epsilon_spent = inf``) is
-    let through with a warning, its finite items still checked."""
+    let through with a warning, its finite items still checked; one that spends more than
+    epsilon at the configuration's request (``Outcome.beyond_budget``) with a warning, its
+    true spend logged and noted under the results."""
     spent = outcome.epsilon_spent
     if outcome.not_private:
         log.warning("%s: NOT differentially private: %s (epsilon_spent=inf)", publisher.name, outcome.not_private)
         spent = epsilon_spent([item for item in outcome.ledger if item.epsilon < math.inf])
+    if outcome.beyond_budget and spent is not None and math.isfinite(spent):
+        log.warning(
+            "%s: spent epsilon=%g, more than epsilon=%s: %s", publisher.name, spent, epsilon, outcome.beyond_budget
+        )
+        return
     if publisher.uses_budget and (spent is None or epsilon is None or not spent <= epsilon):  # NaN fails too
         raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
     if not publisher.uses_budget and spent is not None:
@@ -203,11 +213,14 @@ def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -
     )
 
 
-def result_notes(mechanism: Mapping, evaluation: Evaluation, metrics: Mapping[str, float]) -> list[str]:
-    """What the numbers alone would let a reader misread: TVDs of estimates that are not
-    distributions (they can exceed 1), IBU estimates stopped at their cap before converging
-    (also logged as a warning), and classifiers below the majority-class rate."""
-    notes = []
+def result_notes(
+    mechanism: Mapping, outcome: Outcome, evaluation: Evaluation, metrics: Mapping[str, float]
+) -> list[str]:
+    """What the numbers alone would let a reader misread: a spend beyond epsilon that the
+    configuration asked for, TVDs of estimates that are not distributions (they can exceed 1),
+    IBU estimates stopped at their cap before converging (also logged as a warning), and
+    classifiers below the majority-class rate."""
+    notes = [outcome.beyond_budget] if outcome.beyond_budget else []
     if metrics.get("ibu_capped", 0) > 0:
         notes.append(
             f"ibu: {metrics['ibu_capped']:g} of {metrics['ibu_estimates']:g} estimates stopped at the cap of "

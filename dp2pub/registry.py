@@ -19,6 +19,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.synthetic import check_shape, make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.data.uci_nb import UCI_NB, load_uci_nb
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.dppro import DPProPublisher
@@ -39,6 +40,8 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "acs": functools.partial(load_privbayes, "acs"),
     "br2000": functools.partial(load_privbayes, "br2000"),
     "adult15": functools.partial(load_privbayes, "adult"),
+    # the other UCI tables of LDP naive Bayes (Yilmaz et al.): mushroom, nursery, chess, connect4
+    **{name: functools.partial(load_uci_nb, name) for name in UCI_NB},
 }
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     **{name: oracle_publisher(name) for name in ORACLE_PUBLISHERS},

@@ -40,7 +40,7 @@ def accuracies(strategy: str, epsilon: float, seeds: int, test_size: float) -> t
     private, baseline = [], []
     for seed in range(seeds):
         train, test = split_train_test(data, test_size, phase_rng(seed, "split"))
-        publisher = LDPNBPublisher(oracle="grr", estimator="norm_sub", strategy=strategy)
+        publisher = LDPNBPublisher(oracle="grr", estimator="norm_sub", strategy=strategy, prior="report")
         outcome = publisher.publish(train, epsilon, phase_rng(seed, "mechanism"))
         measured = classifier_metrics(outcome.release, train, test, ["nb"], phase_rng(seed, "learn"))
         private.append(measured["accuracy_nb"])

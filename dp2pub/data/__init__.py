@@ -11,6 +11,7 @@ from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.sampling import sample_rows
 from dp2pub.data.synthetic import make_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.data.uci_nb import load_uci_nb
 
 __all__ = [
     "BayesianNetwork",
@@ -23,6 +24,7 @@ __all__ = [
     "load_adult",
     "load_car",
     "load_privbayes",
+    "load_uci_nb",
     "make_synthetic",
     "make_synthetic_bn",
     "marginal_counts",

@@ -15,15 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from dp2pub.data.dataset import Dataset, code_dtype
-from dp2pub.data.delimited import Fields, encode_column, read_fields
-from dp2pub.data.domain import Domain
-from dp2pub.data.files import UCI_URL, DataFile, open_data_files
-from dp2pub.validation import check_bool
-
-FILENAME = "car.data"
+from dp2pub.data.categorical import CategoricalTable
+from dp2pub.data.dataset import Dataset
+from dp2pub.data.files import UCI_URL, DataFile
 
 #: Attribute -> categories, in ``car.names`` order; the last one is the class. Every
 #: attribute is ordinal in this order (buying ``vhigh`` .. ``low``, class ``unacc`` .. ``vgood``).
@@ -36,9 +30,7 @@ CAR_DOMAIN: dict[str, tuple[str, ...]] = {
     "safety": ("low", "med", "high"),
     "class": ("unacc", "acc", "good", "vgood"),
 }
-TARGET = "class"
-#: Records in the UCI original.
-N_RECORDS = 1728
+CAR = CategoricalTable("car", "car.data", CAR_DOMAIN, target="class", n_records=1728, ordinal=tuple(CAR_DOMAIN))
 
 
 def parse_car(path: DataFile | str | Path) -> Dataset:
@@ -47,17 +39,7 @@ def parse_car(path: DataFile | str | Path) -> Dataset:
     Raises:
         DataFileError: naming the file and line of a wrong field count or unknown category.
     """
-    return encode_car(read_fields(path, len(CAR_DOMAIN)))
-
-
-def encode_car(fields: Fields) -> Dataset:
-    """The Dataset of the string fields of a car.data-format file."""
-    domain = Domain(tuple(CAR_DOMAIN), tuple(CAR_DOMAIN.values()), ordinal=tuple(CAR_DOMAIN))
-    dtype = code_dtype(int(domain.sizes.max()))
-    codes = np.empty((len(fields.lines), len(domain)), dtype=dtype, order="F")  # column-wise
-    for j, (name, labels) in enumerate(CAR_DOMAIN.items()):  # one vectorized lookup per column
-        codes[:, j] = encode_column(fields, j, labels, name)
-    return Dataset(codes, domain, target=TARGET, name="car")
+    return CAR.parse(path)
 
 
 def load_car(
@@ -80,10 +62,4 @@ def load_car(
             instead of using the packaged copy.
         url_base: the archive folder to download from.
     """
-    verify_checksum = check_bool(verify_checksum, "verify_checksum")
-    download = check_bool(download, "download")
-    file = open_data_files([FILENAME], data_dir, download=download, url_base=url_base, cache_dir=cache_dir)[FILENAME]
-    fields = read_fields(file, len(CAR_DOMAIN))
-    data = encode_car(fields)
-    file.check(verify_checksum, f"{data.n} records ending at line {fields.lines[-1]}, the original has {N_RECORDS}")
-    return data
+    return CAR.load(data_dir, verify_checksum, download=download, url_base=url_base, cache_dir=cache_dir)

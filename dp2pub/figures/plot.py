@@ -35,6 +35,8 @@ from dp2pub.figures.caption import caption, panel_sizes, wrap
 from dp2pub.figures.studies import DATA_PARAM, StudySpec
 
 PANEL_SIZE = (3.3, 2.5)  # inches per panel
+#: The longest panel title that fits a panel's width on one line (9 pt, measured: 48 did not).
+TITLE_CHARS = 42
 LEGEND_WIDTH = 2.0  # inches right of the panels
 MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
 BAND_ALPHA = 0.18
@@ -277,7 +279,7 @@ def build_figure(
             _ticks(ax, spec, xs)
             _label(ax, spec, metric, (p, count, sequence[1]) if sequence else None, r == len(rows) - 1, c == 0)
             if row:  # every panel says which row facet it shows
-                ax.set_title(f"{col}; {row}" if len(cols) > 1 else row)
+                ax.set_title(panel_title(col, row) if len(cols) > 1 else row)
             elif len(cols) > 1 and (sequence or r == 0):
                 ax.set_title(col)
         limits = spec.y_limits.get(metric)
@@ -288,6 +290,12 @@ def build_figure(
                 ax.set_ylim(*limits)
     _legend(fig, spec, hues, not curves.empty, drawn, bool((drawn_rows["n"] > 1).any()), marked)
     return fig
+
+
+def panel_title(col: str, row: str) -> str:
+    """``column; row`` on one line, or on two when one would run into the next panel."""
+    title = f"{col}; {row}"
+    return title if len(title) <= TITLE_CHARS else f"{col}\n{row}"
 
 
 def _label(

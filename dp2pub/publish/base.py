@@ -31,6 +31,9 @@ class Outcome:
         not_private: why the outcome has no finite privacy guarantee, when the configuration
             asked for a step that answers a query on the true data without noise (its ledger
             then spends ``inf``); empty for a differentially private outcome.
+        beyond_budget: why the ledger spends more than the job's epsilon, when the
+            configuration gave epsilon to each of several reports instead of to the user
+            (LDP naive Bayes ``accounting: per_report``); empty when it spends at most epsilon.
     """
 
     release: Release
@@ -39,6 +42,7 @@ class Outcome:
     extra_metrics: dict[str, float] = field(default_factory=dict)
     artifacts: dict[str, object] = field(default_factory=dict)
     not_private: str = ""
+    beyond_budget: str = ""
 
     @property
     def published(self) -> Dataset | None:

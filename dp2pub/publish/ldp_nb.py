@@ -21,7 +21,7 @@ from dp2pub.data.dataset import Dataset
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
 from dp2pub.learn.utility import Classifier, baseline_classifier
 from dp2pub.mechanisms import ORACLES
-from dp2pub.mechanisms.accounting import Spend
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError, check_epsilon
@@ -66,20 +66,28 @@ def _features(data: Dataset) -> tuple[int, list[int]]:
 
 @dataclass(frozen=True, kw_only=True)
 class LDPNBPublisher(Publisher):
-    """``mechanism=ldp_nb``: every training user reports their class and d (value, class)
-    pairs under epsilon-LDP; the server fits naive Bayes.
+    """``mechanism=ldp_nb``: every training user reports (value, class) pairs (and with
+    ``prior: report`` their class) under LDP; the server fits naive Bayes
+    (:class:`~dp2pub.learn.ldp_nb.LDPNaiveBayes`, whose docstring defines the options).
 
     Args:
-        oracle: ``grr``, ``sue``, ``oue`` or ``olh``.
+        oracle: ``grr``, ``sue``, ``oue``, ``olh`` or ``adaptive``.
         estimator: ``clip``, ``norm_sub`` or ``ibu`` (non-negative estimates).
-        strategy: ``split`` (epsilon / (d + 1) per report) or ``sample`` (one report per user).
+        strategy: ``split`` (epsilon shared by the reports) or ``sample`` (one report per user).
+        prior: ``report`` (the class reported alone) or ``pairs`` (from the pair reports).
+        accounting: ``total`` (epsilon is the user's whole budget) or ``per_report`` (each
+            report gets epsilon; the ledger, ``epsilon_spent`` and a note give the true total).
+        encoding: ``pairs`` or ``slots`` (the reimplementation kusabhadranv/nb_dp's).
         alpha: Laplace smoothing.
         options: further keyword arguments of the oracle.
     """
 
-    oracle: str = "grr"
+    oracle: str = "adaptive"
     estimator: str = "norm_sub"
-    strategy: str = "split"
+    strategy: str = "sample"
+    prior: str = "pairs"
+    accounting: str = "total"
+    encoding: str = "pairs"
     alpha: float = 1.0
     options: Mapping = field(default_factory=dict)
     name: ClassVar[str] = "ldp_nb"
@@ -87,6 +95,11 @@ class LDPNBPublisher(Publisher):
 
     def __post_init__(self) -> None:
         self.model(1.0).check_params()
+
+    def guarantee(self, epsilon: float | None) -> str:
+        """``epsilon=1.0``, or ``epsilon=1.0 per report`` when each report spends it."""
+        per_report = self.accounting == "per_report" and self.strategy == "split"
+        return f"epsilon={epsilon}" + (" per report" if per_report else "")
 
     def model(
         self,
@@ -103,6 +116,9 @@ class LDPNBPublisher(Publisher):
             epsilon=epsilon,
             estimator=self.estimator,
             strategy=self.strategy,
+            prior=self.prior,
+            accounting=self.accounting,
+            encoding=self.encoding,
             alpha=self.alpha,
             options=dict(self.options),
             sizes=sizes,
@@ -114,7 +130,8 @@ class LDPNBPublisher(Publisher):
         """The reports of every (value, class) pair: one oracle report per user and feature
         over a domain of value x class (the class is the largest attribute at most)."""
         pairs = max((int(k) for k in sizes), default=1) ** 2
-        return working_bytes(n, sizes) + len(sizes) * ORACLES[self.oracle].memory_bytes(n, pairs, **self.options)
+        oracle = ORACLES["oue" if self.oracle == "adaptive" else self.oracle]  # adaptive: OUE is the larger
+        return working_bytes(n, sizes) + len(sizes) * oracle.memory_bytes(n, pairs, **self.options)
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         """Fit the model on the reports of every record of ``data``."""
@@ -129,14 +146,32 @@ class LDPNBPublisher(Publisher):
         )
         model.fit(data.codes[:, features], data.codes[:, target])
         elapsed = time.perf_counter() - start
-        target_name = data.domain.names[target]
-        names = [target_name] + [data.domain.names[j] for j in features]
-        if self.strategy == "split":
-            ledger = [
-                Spend("report", a if a == target_name else f"({a}, {target_name})", e)
-                for a, e in zip(names, model.budgets_)
-            ]
-        else:
-            ledger = [Spend("report", "one sampled report", max(model.budgets_))]
+        names = data.domain.names
+        ledger = _ledger(model, names[target], [names[j] for j in features], data.domain.labels[target])
         release = NaiveBayesRelease(model, target)
-        return Outcome(release, ledger, {"fit": elapsed}, extra_metrics=model.ibu_trace_.metrics())
+        spent = epsilon_spent(ledger)
+        beyond = ""
+        if spent is not None and spent > epsilon:
+            beyond = (
+                f"epsilon_spent={spent:g} is each user's true total: mechanism.accounting=per_report gave each of "
+                f"{len(ledger)} reports epsilon={epsilon:g} (accounting=total keeps it within epsilon)"
+            )
+        return Outcome(
+            release, ledger, {"fit": elapsed}, extra_metrics=model.ibu_trace_.metrics(), beyond_budget=beyond
+        )
+
+
+def _ledger(model: LDPNaiveBayes, target: str, features: list[str], classes: tuple[str, ...]) -> list[Spend]:
+    """Each report a user sends (``split``: all of them, spent in sequence), or the one they
+    sampled (``sample``: one report per user)."""
+    if model.strategy == "sample":
+        return [Spend("report", "one sampled report", max(model.budgets_))]
+    names = [
+        target
+        if j is None
+        else f"({features[j]}, {target})"
+        if c is None
+        else f"{features[j]} if {target}={classes[c]}"
+        for j, c in model.reports_
+    ]
+    return [Spend("report", name, budget) for name, budget in zip(names, model.budgets_)]

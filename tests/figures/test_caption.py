@@ -7,7 +7,7 @@ import pytest
 
 from dp2pub.figures.aggregate import aggregate
 from dp2pub.figures.caption import seed_text
-from dp2pub.figures.plot import build_figure
+from dp2pub.figures.plot import build_figure, panel_title
 from dp2pub.figures.studies import DP2PUB_REPOSITORY_TVD, STUDIES
 
 
@@ -147,3 +147,12 @@ def test_one_run_per_point_says_there_is_no_interval():
     spec = STUDIES["dp2pub_adult"]
     fig = build_figure(spec, aggregate(adult_runs(500.0, 4.0, 1)), seeds=[0])
     assert caption_of(fig) == "UCI Adult, n = 500 training records, d = 4 · 1 run per point (seed 0) · no interval"
+
+
+def test_a_panel_title_too_long_for_its_panel_takes_two_lines():
+    # nb_uci's 48 characters on one line ran into the next panel
+    assert (
+        panel_title("connect4 (n = 47,289, d = 43)", "strategy = sample")
+        == "connect4 (n = 47,289, d = 43)\nstrategy = sample"
+    )
+    assert panel_title("car (n = 1,209, d = 7)", "strategy = sample") == "car (n = 1,209, d = 7); strategy = sample"

@@ -73,7 +73,11 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
     ),
     "dppro": st.fixed_dictionaries({"k": st.integers(1, 8), "label_share": st.floats(0.05, 0.95)}),
     "ldp_nb": st.fixed_dictionaries(
-        {"oracle": st.sampled_from(["grr", "oue", "olh"]), "strategy": st.sampled_from(["split", "sample"])}
+        {
+            "oracle": st.sampled_from(["grr", "oue", "olh", "adaptive"]),
+            "strategy": st.sampled_from(["split", "sample"]),
+            "prior": st.sampled_from(["report", "pairs"]),
+        }
     ),
 }
 
