@@ -164,19 +164,21 @@ def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) 
     from :func:`~dp2pub.mechanisms.accounting.fit_shares` (and none without a budget). An
     outcome that is not private at the configuration's request (``epsilon_spent = inf``) is
     let through with a warning, its finite items still checked; one that spends more than
-    epsilon at the configuration's request (``Outcome.beyond_budget``) with a warning, its
-    true spend logged and noted under the results."""
+    epsilon at the configuration's request (``Outcome.beyond_budget``) is checked against
+    the spend it allows (``Outcome.allowed_epsilon``), warned about, and noted under the
+    results."""
     spent = outcome.epsilon_spent
     if outcome.not_private:
         log.warning("%s: NOT differentially private: %s (epsilon_spent=inf)", publisher.name, outcome.not_private)
         spent = epsilon_spent([item for item in outcome.ledger if item.epsilon < math.inf])
-    if outcome.beyond_budget and spent is not None and math.isfinite(spent):
+    bound = epsilon
+    if outcome.beyond_budget:
+        bound = outcome.allowed_epsilon
         log.warning(
-            "%s: spent epsilon=%g, more than epsilon=%s: %s", publisher.name, spent, epsilon, outcome.beyond_budget
+            "%s: spent epsilon=%s, more than epsilon=%s: %s", publisher.name, spent, epsilon, outcome.beyond_budget
         )
-        return
-    if publisher.uses_budget and (spent is None or epsilon is None or not spent <= epsilon):  # NaN fails too
-        raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {epsilon}")
+    if publisher.uses_budget and (spent is None or bound is None or not spent <= bound):  # NaN fails too
+        raise RuntimeError(f"{publisher.name} spent epsilon={spent} > budget {bound}")
     if not publisher.uses_budget and spent is not None:
         raise RuntimeError(f"{publisher.name} uses no budget but its ledger spent epsilon={spent}")
 

@@ -199,6 +199,10 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             raise ConfigError(
                 "prior", self.prior, "report with encoding slots (a slot tells nothing of the class frequencies)"
             )
+        if self.encoding == "slots" and self.estimator == "ibu":
+            raise ConfigError(
+                "estimator", "ibu", "clip or norm_sub with encoding slots (its joints come from unbiased slots)"
+            )
         check_float(self.alpha, "alpha", 0.0)  # the Laplace smoothing constant
         if self.oracle == "adaptive" and self.options:
             raise ConfigError("options", dict(self.options), "none with oracle adaptive (it builds GRR and OUE)")
@@ -229,13 +233,35 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         sizes = np.asarray(X.max(axis=0) + 1 if self.sizes is None else self.sizes, dtype=np.int64)
         c = self.classes_.size
-        self.reports_ = self._plan(d, c)
+        self.n_features_in_ = d
+        self.__dict__.pop("class_estimate_", None)  # a refit with prior: report has none
+        oracles, estimates, unbiased, counts = self._simulate(epsilon, X, y, sizes, c, rng)
+        features = slice(1, None) if self.prior == "report" else slice(None)  # the feature reports
+        if self.prior == "report":
+            self.prior_, class_users = estimates[0], counts[0]
+        else:
+            self.class_estimate_ = pooled_prior(oracles, unbiased, counts, sizes, c)
+            self.prior_, class_users = postprocess(self.class_estimate_, self._projection), n
+        if self.encoding == "pairs":
+            self.joints_ = [est.reshape(int(k), c) for est, k in zip(estimates[features], sizes)]
+            return self._smooth(class_users, counts[features])
+        self.joints_ = self._slot_joints(unbiased[0], unbiased[features], sizes, c)
+        return self._smooth(class_users, np.reshape(counts[features], (c, d)).mean(axis=0).tolist())
+
+    def _simulate(
+        self, epsilon: float, X: np.ndarray, y: np.ndarray, sizes: np.ndarray, c: int, rng: np.random.Generator
+    ) -> tuple[list[FrequencyOracle], list[np.ndarray], list[np.ndarray], list[int]]:
+        """Every user's reports (``split``: all R; ``sample``: one drawn uniformly), perturbed
+        and estimated: per report its oracle, the post-processed estimate (uniform if nobody
+        sent it), the unbiased one, and the number of users behind it. Sets ``reports_``, ``budgets_``,
+        ``oracles_``, ``reports_per_estimate_`` and ``ibu_trace_``."""
+        self.reports_ = self._plan(X.shape[1], c)
         domains = [report_domain(report, sizes, c) for report in self.reports_]
         share = report_budget(epsilon, len(domains), self.strategy, self.accounting)
         if self.strategy == "split":
             users: list[slice | np.ndarray] = [slice(None)] * len(domains)
         else:
-            chosen = rng.integers(0, len(domains), size=n)
+            chosen = rng.integers(0, len(domains), size=X.shape[0])
             users = [np.flatnonzero(chosen == r) for r in range(len(domains))]
         oracles = [self._oracle(share, k) for k in domains]
         estimates, unbiased, counts, self.ibu_trace_ = [], [], [], IBUTrace()
@@ -249,23 +275,10 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             perturbed = oracle.perturb(values, rng)
             estimates.append(oracle.estimate(perturbed, self.estimator, self.ibu_trace_))
             unbiased.append(oracle.estimate(perturbed, "unbiased"))
-        self.n_features_in_ = d
         self.budgets_ = [o.epsilon for o in oracles]
         self.oracles_ = [o.name for o in oracles]
         self.reports_per_estimate_ = counts
-        first = 1 if self.prior == "report" else 0  # the first feature report
-        if self.prior == "report":
-            self.prior_, class_users = estimates[0], counts[0]
-        else:
-            self.class_estimate_ = pooled_prior(oracles[first:], unbiased[first:], counts[first:], sizes, c)
-            self.prior_ = postprocess(self.class_estimate_, self._projection)
-            class_users = n
-        if self.encoding == "pairs":
-            self.joints_ = [est.reshape(int(k), c) for est, k in zip(estimates[first:], sizes)]
-            return self._smooth(class_users, counts[first:])
-        self.joints_ = self._slot_joints(unbiased[0], unbiased[first:], sizes, c)
-        per_feature = np.asarray(counts[first:], dtype=np.float64).reshape(c, d).mean(axis=0)
-        return self._smooth(class_users, per_feature.tolist())
+        return oracles, estimates, unbiased, counts
 
     @property
     def _projection(self) -> str:
@@ -295,7 +308,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
             joints.append(postprocess(joint.ravel(), self._projection).reshape(k, c))
         return joints
 
-    def _smooth(self, class_users: int, pair_users: Sequence[int]) -> LDPNaiveBayes:
+    def _smooth(self, class_users: float, pair_users: Sequence[float]) -> LDPNaiveBayes:
         """Log probabilities from the estimated counts with Laplace smoothing ``alpha``: the
         class frequencies stand for ``class_users`` users, feature j's joint for ``pair_users[j]``."""
         a = float(self.alpha)  # checked by fit

@@ -31,9 +31,11 @@ class Outcome:
         not_private: why the outcome has no finite privacy guarantee, when the configuration
             asked for a step that answers a query on the true data without noise (its ledger
             then spends ``inf``); empty for a differentially private outcome.
-        beyond_budget: why the ledger spends more than the job's epsilon, when the
+        beyond_budget: why the ledger may spend more than the job's epsilon, when the
             configuration gave epsilon to each of several reports instead of to the user
             (LDP naive Bayes ``accounting: per_report``); empty when it spends at most epsilon.
+        allowed_epsilon: with ``beyond_budget``, the most the configuration lets the ledger
+            spend (R reports x epsilon), which the job still checks exactly.
     """
 
     release: Release
@@ -43,6 +45,11 @@ class Outcome:
     artifacts: dict[str, object] = field(default_factory=dict)
     not_private: str = ""
     beyond_budget: str = ""
+    allowed_epsilon: float | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.beyond_budget) != (self.allowed_epsilon is not None):
+            raise ValueError("beyond_budget and allowed_epsilon go together: why, and how much")
 
     @property
     def published(self) -> Dataset | None:

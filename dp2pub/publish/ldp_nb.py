@@ -10,6 +10,7 @@ the same ``alpha`` on the same training rows, without privacy).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,7 +129,8 @@ class LDPNBPublisher(Publisher):
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The reports of every (value, class) pair: one oracle report per user and feature
-        over a domain of value x class (the class is the largest attribute at most)."""
+        over a domain of value x class (the class is the largest attribute at most); the
+        slot encoding's c reports per feature over the value alone take no more."""
         pairs = max((int(k) for k in sizes), default=1) ** 2
         oracle = ORACLES["oue" if self.oracle == "adaptive" else self.oracle]  # adaptive: OUE is the larger
         return working_bytes(n, sizes) + len(sizes) * oracle.memory_bytes(n, pairs, **self.options)
@@ -148,17 +150,15 @@ class LDPNBPublisher(Publisher):
         elapsed = time.perf_counter() - start
         names = data.domain.names
         ledger = _ledger(model, names[target], [names[j] for j in features], data.domain.labels[target])
-        release = NaiveBayesRelease(model, target)
-        spent = epsilon_spent(ledger)
-        beyond = ""
-        if spent is not None and spent > epsilon:
+        beyond, allowed = "", None
+        if self.accounting == "per_report" and self.strategy == "split":
+            allowed = math.fsum([epsilon] * len(model.reports_))
             beyond = (
-                f"epsilon_spent={spent:g} is each user's true total: mechanism.accounting=per_report gave each of "
-                f"{len(ledger)} reports epsilon={epsilon:g} (accounting=total keeps it within epsilon)"
+                f"epsilon_spent={epsilon_spent(ledger):g} is each user's true total: mechanism.accounting=per_report "
+                f"gave each of {len(ledger)} reports epsilon={epsilon:g} (accounting=total keeps it within epsilon)"
             )
-        return Outcome(
-            release, ledger, {"fit": elapsed}, extra_metrics=model.ibu_trace_.metrics(), beyond_budget=beyond
-        )
+        release, trace = NaiveBayesRelease(model, target), model.ibu_trace_.metrics()
+        return Outcome(release, ledger, {"fit": elapsed}, trace, beyond_budget=beyond, allowed_epsilon=allowed)
 
 
 def _ledger(model: LDPNaiveBayes, target: str, features: list[str], classes: tuple[str, ...]) -> list[Spend]:

@@ -77,8 +77,9 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
             "oracle": st.sampled_from(["grr", "oue", "olh", "adaptive"]),
             "strategy": st.sampled_from(["split", "sample"]),
             "prior": st.sampled_from(["report", "pairs"]),
+            "accounting": st.just("total"),  # per_report spends R x epsilon by request: test_ldp_nb
         }
-    ),
+    ).map(lambda o: o if o["prior"] == "pairs" else {**o, "encoding": "slots"} if o["oracle"] == "grr" else o),
 }
 
 
@@ -100,6 +101,7 @@ def test_every_mechanism_spends_at_most_its_budget_exactly(name):
         spent = outcome.epsilon_spent
         assert spent is not None and math.isfinite(spent)
         assert spent <= epsilon, (spent, epsilon)  # exact: no tolerance
+        assert not outcome.beyond_budget and outcome.allowed_epsilon is None
 
     spends_at_most()
 

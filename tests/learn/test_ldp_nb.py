@@ -10,8 +10,11 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import cross_val_score
 
-from dp2pub.job import run_job
+from dp2pub.job import check_budget, run_job
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
+from dp2pub.mechanisms.accounting import Spend
+from dp2pub.publish.base import Outcome
+from dp2pub.publish.ldp_nb import LDPNBPublisher
 from dp2pub.validation import ConfigError
 from tests.learn.conftest import plain
 
@@ -68,6 +71,38 @@ def test_the_slot_encoding_recovers_the_true_conditionals_with_a_report_per_clas
         LDPNaiveBayes(encoding="slots", prior="pairs").fit(X, y)
 
 
+def test_slots_refuse_ibu_and_sample_one_slot_per_user_even_with_reports_nobody_sent():
+    X, y = sample_naive_bayes(40, np.random.default_rng(3))
+    with pytest.raises(ConfigError, match="estimator='ibu'"):
+        LDPNaiveBayes(encoding="slots", prior="report", estimator="ibu").fit(X, y)
+    # 6 users, 1 + 3 classes x 3 features = 10 reports (one class nobody has): 4 or more go unsent
+    model = LDPNaiveBayes(encoding="slots", prior="report", n_classes=3, epsilon=2.0, random_state=0)
+    model.fit(X[:6], y[:6])
+    counts = model.reports_per_estimate_
+    assert len(model.reports_) == 10 and sum(counts) == 6 and min(counts) == 0
+    assert all(np.isfinite(table).all() for table in model.log_conditionals_) and np.isfinite(model.log_prior_).all()
+    assert model.predict(X).shape == (40,)
+
+
+def test_a_refit_with_the_class_reported_drops_the_pooled_class_estimate():
+    X, y = sample_naive_bayes(500, np.random.default_rng(3))
+    model = LDPNaiveBayes(prior="pairs", random_state=0).fit(X, y)
+    assert model.class_estimate_.shape == (2,)
+    assert not hasattr(model.set_params(prior="report").fit(X, y), "class_estimate_")
+
+
+def test_the_job_checks_a_spend_beyond_epsilon_against_what_the_configuration_allows():
+    publisher, release = LDPNBPublisher(), object()
+    over = [Spend("report", "a", 1.0), Spend("report", "b", 1.0)]
+    with pytest.raises(RuntimeError, match="spent epsilon=2.0 > budget 1.0"):
+        check_budget(publisher, Outcome(release, over), 1.0)  # no reason given: refused
+    with pytest.raises(RuntimeError, match="spent epsilon=2.0 > budget 1.5"):
+        check_budget(publisher, Outcome(release, over, beyond_budget="asked", allowed_epsilon=1.5), 1.0)
+    check_budget(publisher, Outcome(release, over, beyond_budget="asked", allowed_epsilon=2.0), 1.0)
+    with pytest.raises(ValueError, match="go together"):
+        Outcome(release, over, beyond_budget="asked")
+
+
 @pytest.mark.parametrize("prior,reports", [("report", 4), ("pairs", 3)])
 def test_conditionals_are_distributions_and_budget_is_split(prior, reports):
     X, y = sample_naive_bayes(5_000, np.random.default_rng(2))
@@ -97,6 +132,7 @@ def test_per_report_accounting_gives_every_report_the_whole_epsilon(accounting, 
     X, y = sample_naive_bayes(1_000, np.random.default_rng(4))
     split = LDPNaiveBayes(epsilon=2.0, strategy="split", prior="report", accounting=accounting, random_state=5)
     assert math.fsum(split.fit(X, y).budgets_) == pytest.approx(spent)
+    assert accounting == "per_report" or math.fsum(split.budgets_) <= 2.0  # exact under total
     sampled = LDPNaiveBayes(epsilon=2.0, strategy="sample", prior="report", accounting=accounting, random_state=5)
     assert sampled.fit(X, y).budgets_ == [2.0] * 4  # one report per user either way
 
@@ -161,6 +197,7 @@ def test_true_model_classifies_as_the_bayes_rule_at_large_epsilon():
         ("estimator", "unbiased"),
         ("strategy", "all"),
         ("prior", "uniform"),
+        ("encoding", "bits"),
         ("accounting", "none"),
         ("alpha", 0),
         ("alpha", True),
