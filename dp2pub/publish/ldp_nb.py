@@ -99,8 +99,13 @@ class LDPNBPublisher(Publisher):
 
     def guarantee(self, epsilon: float | None) -> str:
         """``epsilon=1.0``, or ``epsilon=1.0 per report`` when each report spends it."""
-        per_report = self.accounting == "per_report" and self.strategy == "split"
-        return f"epsilon={epsilon}" + (" per report" if per_report else "")
+        return f"epsilon={epsilon}" + (" per report" if self.spends_per_report else "")
+
+    @property
+    def spends_per_report(self) -> bool:
+        """Whether a user spends epsilon on each of several reports (``per_report`` with
+        ``split``; under ``sample`` a user sends one report, so the accountings agree)."""
+        return self.accounting == "per_report" and self.strategy == "split"
 
     def model(
         self,
@@ -151,7 +156,7 @@ class LDPNBPublisher(Publisher):
         names = data.domain.names
         ledger = _ledger(model, names[target], [names[j] for j in features], data.domain.labels[target])
         beyond, allowed = "", None
-        if self.accounting == "per_report" and self.strategy == "split":
+        if self.spends_per_report:
             allowed = math.fsum([epsilon] * len(model.reports_))
             beyond = (
                 f"epsilon_spent={epsilon_spent(ledger):g} is each user's true total: mechanism.accounting=per_report "
