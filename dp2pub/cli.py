@@ -15,6 +15,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.plugins import Plugins
 from hydra.errors import HydraException
 from omegaconf import DictConfig
 
@@ -23,10 +24,11 @@ from dp2pub.data.errors import DataFileError
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
 from dp2pub.job import run_job
-from dp2pub.store import StoreError
-from dp2pub.sweep import FINISHED, SKIPPED, current_parent, in_sweep, job_label, labelled_logs
+from dp2pub.store import StoreError, bound_http_retries
+from dp2pub.sweep import FINISHED, SKIPPED, JobFailed, current_parent, in_sweep, job_label, labelled_logs
 from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
+from hydra_plugins.dp2pub_ray_launcher.ray_launcher import RayLauncher
 
 CONF_DIR = config_dir()
 
@@ -67,11 +69,6 @@ def execute(cfg: DictConfig) -> tuple[str, str]:
     if not in_sweep():
         print(f"\n{dashboard_hint(uri, experiment_of(uri, run_id))}\n")
     return run_id, FINISHED
-
-
-class JobFailed(Exception):
-    """A sweep job refused its config or data: Hydra records the job as failed, the other
-    jobs of the sweep still run, and the sweep exits non-zero at the end."""
 
 
 def config_dirs(argv: list[str]) -> list[Path]:
@@ -168,13 +165,17 @@ def main() -> None:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    bound_http_retries()  # a tracking server that dies fails its jobs in seconds, not minutes
+    # Hydra finds launchers by walking the hydra_plugins folders, which misses this one in an
+    # editable install (setuptools maps it by an import hook, not a folder): name it outright
+    Plugins.instance().register(RayLauncher)
     try:
         app()
     except (KeyboardInterrupt, Terminated) as error:
         print(f"dp2pub: stopped by {describe(error)}; a job that was running is marked KILLED", file=sys.stderr)
         raise SystemExit(128 + signal_number(error)) from None
-    except JobFailed as error:  # its own line was printed by the job
-        print(f"dp2pub: error: the sweep finished with a refused job (first: {error})", file=sys.stderr)
+    except JobFailed as error:  # its own line was printed by the job (or the launcher)
+        print(f"dp2pub: error: the sweep finished with a failed job (first: {error})", file=sys.stderr)
         raise SystemExit(2) from None
     except CONFIG_ERRORS as error:
         print(f"dp2pub: error: {one_line(error, argv)}", file=sys.stderr)

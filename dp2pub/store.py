@@ -21,6 +21,11 @@ within :data:`TIMEOUT` seconds (MLflow itself would retry for minutes), a SQLite
 a directory or a file that cannot be written. :func:`check_artifact_root` does the same for
 an experiment's artifact location (created and written once for a local directory; listed,
 with the same time limit, for a remote one).
+
+A server that stops answering during a job would keep MLflow's client retrying each request
+for minutes (its defaults suit rate-limited hosted servers: a job here took 8 min 22 s to
+fail); :func:`bound_http_retries` shortens that to seconds unless the user set MLflow's
+variables, and :func:`lost_server` words what happened to the job's run.
 """
 
 from __future__ import annotations
@@ -47,6 +52,12 @@ LOCK_SUFFIX = ".dp2pub-lock"
 TIMEOUT = 10.0
 #: URI schemes of MLflow's tracking stores ("" and file: a local folder store).
 SCHEMES = ("", "file", "sqlite", "postgresql", "mysql", "mssql", "http", "https", "databricks", "databricks-uc", "uc")
+
+
+#: MLflow's HTTP retry settings for dp2pub's processes, unless the environment sets them: 3
+#: retries 2 and 4 s apart (urllib3's backoff; MLflow's defaults, 7 retries at factor 2,
+#: wait about 4 minutes per request for a server that refuses connections).
+HTTP_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}
 
 
 class StoreError(ValueError):
@@ -124,13 +135,18 @@ def _reason(error: BaseException) -> str:
     return text.strip("'\")(") or type(error).__name__
 
 
+def _ask(uri: str, timeout: float) -> None:
+    """One request to the MLflow API of the server at ``uri`` (raises what urllib raises)."""
+    url = f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1"
+    with urllib.request.urlopen(url, timeout=timeout):
+        pass
+
+
 def check_server(uri: str, timeout: float = TIMEOUT) -> None:
     """Refuse a tracking server that does not answer MLflow's API within ``timeout``
     seconds (an answer that asks for credentials counts: MLflow's client sends them)."""
-    url = f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1"
     try:
-        with urllib.request.urlopen(url, timeout=timeout):
-            pass
+        _ask(uri, timeout)
     except urllib.error.HTTPError as error:
         if error.code not in (401, 403):
             raise StoreError(
@@ -142,6 +158,35 @@ def check_server(uri: str, timeout: float = TIMEOUT) -> None:
             f"tracking store {uri} is unreachable ({_reason(error)}); start the tracking "
             "server or fix tracking.uri / MLFLOW_TRACKING_URI"
         ) from None
+
+
+def bound_http_retries() -> None:
+    """Apply :data:`HTTP_RETRIES` to this process and the workers it starts (a value the
+    environment already has is kept)."""
+    for name, value in HTTP_RETRIES.items():
+        os.environ.setdefault(name, value)
+
+
+def lost_server(uri: str, run_id: str | None) -> StoreError | None:
+    """The error of a job whose tracking request failed, when the server behind ``uri``
+    (http or https) no longer answers: one line naming the run left RUNNING and what closes
+    it. None when the store is not a server or the server still answers (the failure was
+    something else)."""
+    if urllib.parse.urlparse(uri).scheme not in ("http", "https"):
+        return None
+    try:
+        _ask(uri, TIMEOUT)
+    except urllib.error.HTTPError:
+        return None  # it answers
+    except (urllib.error.URLError, OSError) as error:
+        down = f"tracking server {uri} stopped answering ({_reason(error)})"
+        if run_id is None:
+            return StoreError(f"{down} before the job's run was created")
+        return StoreError(
+            f"{down} during the job: its run {run_id} stays RUNNING until a job or sweep started on this host "
+            "once the server is back marks it KILLED; tracking.skip_finished=true then redoes only what did not finish"
+        )
+    return None
 
 
 def check_uri(uri: str) -> None:

@@ -47,6 +47,7 @@ from omegaconf import DictConfig, OmegaConf
 from dp2pub.config import plain_config
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import mark_launcher, terminate_sweep
+from dp2pub.resume import reap_stale_runs
 from dp2pub.store import StoreError
 from dp2pub.tracking import (
     PARENT_TAG,
@@ -68,6 +69,12 @@ JOBS_DIR = "dp2pub_jobs"
 FINISHED, FAILED, SKIPPED = "finished", "failed", "skipped"
 #: The sweeper whose jobs :func:`sweep_size` counts (Hydra's default).
 BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+
+
+class JobFailed(Exception):
+    """A sweep job failed in a way it reported in one line (it refused its config or data,
+    or its launcher lost it): Hydra records the job as failed, the other jobs of the sweep
+    still run, and the sweep exits non-zero at the end."""
 
 
 def read_parent(sweep_dir: str | Path) -> dict[str, Any] | None:
@@ -286,6 +293,23 @@ class SweepParentCallback(Callback):
         if self.client is None or self.run_id is None:
             return
         run_id, self.run_id = self.run_id, None
+        try:
+            statuses, kept = self._close(run_id, failed)
+        except Exception as error:  # the store went away (a tracking server that died): say so, in one line
+            reason = " ".join(str(error).split())[:300]
+            print(
+                f"dp2pub: error: cannot close the sweep's parent run {run_id} in {self.uri}: {reason}", file=sys.stderr
+            )
+            print("  a job or sweep started on this host once the store is back marks it KILLED", file=sys.stderr)
+            statuses, kept = [], True
+        if report:
+            self._report(run_id, kept, statuses.count("KILLED"))
+
+    def _close(self, run_id: str, failed: bool) -> tuple[list[str], bool]:
+        """Terminate the parent run (see :meth:`_end`); returns its children's statuses and
+        whether the parent was kept."""
+        assert self.client is not None
+        reap_stale_runs(self.client, self.experiment_id)  # jobs whose process died (SIGKILL, a lost worker)
         statuses = self._child_statuses(run_id)
         counts = child_counts(statuses)
         kept = failed or counts["n_jobs"] > 0
@@ -298,8 +322,7 @@ class SweepParentCallback(Callback):
             ok = not failed and counts["n_jobs"] == counts["n_jobs_finished"]
             status = RunStatus.FINISHED if ok else RunStatus.FAILED
             self.client.set_terminated(run_id, status=RunStatus.to_string(status))
-        if report:
-            self._report(run_id, kept, statuses.count("KILLED"))
+        return statuses, kept
 
     def _report(self, run_id: str, kept: bool, stopped: int) -> None:
         """Print the summary: the jobs' outcomes, the parent run (unless it was deleted:

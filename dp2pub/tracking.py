@@ -31,6 +31,7 @@ import yaml
 from mlflow.data.code_dataset_source import CodeDatasetSource
 from mlflow.data.dataset import Dataset as MlflowDataset
 from mlflow.entities import Experiment, RunStatus
+from mlflow.exceptions import MlflowException
 from mlflow.types import ColSpec, DataType, Schema
 
 from dp2pub.environment import environment_tags
@@ -40,7 +41,7 @@ from dp2pub.registry import PUBLISHERS
 from dp2pub.resume import HASH_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.settings import tracking_settings
-from dp2pub.store import check_artifact_root, open_store
+from dp2pub.store import check_artifact_root, lost_server, open_store
 from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
@@ -367,26 +368,44 @@ def run_tracked(
     tags = {**run_tags(overrides or []), HASH_TAG: identity, **_parent_tags(parent, uri, experiment_id)}
     with contextlib.suppress(ConfigError):  # the job refuses a bad seed itself, into this run's error tag
         tags["seed_entropy"] = str(seed_entropy(cfg.get("seed")))
-    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags) as run:
-        try:
-            if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:
-                mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
-                client.delete_run(run.info.run_id)
-                return other, None
-            mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
-            try:
-                result = job(cfg)
-            except Exception as error:
-                mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
-                raise
-            mlflow.log_metrics(result.metrics)
-            if result.notes:  # what the results table says under the numbers
-                mlflow.set_tag(NOTES_TAG, "\n".join(result.notes)[:5000])
-            if result.dataset is not None:
-                log_dataset(dataset_input(cfg, result.dataset))
-            _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
-        except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
-            mlflow.set_tag("error", f"stopped by {describe(error)}")
-            mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))
+    active = None
+    try:
+        active = mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags)
+        with active as run:
+            return _log_job(cfg, job, client, run, identity)
+    except MlflowException:  # a server that died during the job: one line, not minutes of tracebacks
+        lost = lost_server(uri, None if active is None else active.info.run_id)
+        if lost is None:
             raise
+        raise lost from None
+
+
+def _log_job(
+    cfg: Mapping, job: Callable[[Mapping], JobResult], client: mlflow.MlflowClient, run: mlflow.ActiveRun, identity: str
+) -> tuple[str, JobResult | None]:
+    """The body of :func:`run_tracked`'s run: the job and everything it logs (or, when a
+    concurrent job holds the configuration under ``tracking.skip_finished``, nothing)."""
+    experiment_id = run.info.experiment_id
+    try:
+        skip = tracking_settings(cfg).skip_finished
+        if skip and (other := holder(client, experiment_id, identity, run.info.run_id)) is not None:
+            mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
+            client.delete_run(run.info.run_id)
+            return other, None
+        mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
+        try:
+            result = job(cfg)
+        except Exception as error:
+            mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
+            raise
+        mlflow.log_metrics(result.metrics)
+        if result.notes:  # what the results table says under the numbers
+            mlflow.set_tag(NOTES_TAG, "\n".join(result.notes)[:5000])
+        if result.dataset is not None:
+            log_dataset(dataset_input(cfg, result.dataset))
+        _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
+    except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
+        mlflow.set_tag("error", f"stopped by {describe(error)}")
+        mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))
+        raise
     return run.info.run_id, result

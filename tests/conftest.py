@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import resource
+import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -170,3 +173,21 @@ def mlflow_server(tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
         log.close()
+
+
+@pytest.fixture
+def ray_launcher():
+    """Command-line arguments and environment of a sweep on a local Ray instance of 2 CPUs,
+    loopback only: its session files in a short temporary directory (Ray's socket paths must
+    stay under 108 characters), removed afterwards, and a token for Ray's authentication in
+    the environment, so that Ray writes none into the home directory."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'dp2pub[ray]'")
+    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    args = [
+        "hydra/launcher=ray",
+        "hydra.launcher.ray.init.num_cpus=2",
+        "+hydra.launcher.ray.init._node_ip_address=127.0.0.1",
+        f"+hydra.launcher.ray.init._temp_dir={folder}",
+    ]
+    yield args, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    shutil.rmtree(folder, ignore_errors=True)

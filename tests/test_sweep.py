@@ -105,20 +105,22 @@ def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skip
     assert sorted(job_headers(again.stdout, "skipped")) == ["[1/4]", "[2/4]", "[3/4]"]
 
 
-@pytest.mark.parametrize("launcher", ["basic", "joblib"])
-def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher):
+@pytest.mark.parametrize("launcher", ["basic", "joblib", "ray"])
+def test_a_failing_job_fails_alone_and_the_parent_says_so(tmp_path, launcher, request):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args, env = request.getfixturevalue("ray_launcher") if launcher == "ray" else ([f"hydra/launcher={launcher}"], {})
     done = run_cli(
         [
             "-m",
             "epsilon=1,-1,2",
             "dataset.n=500",
-            f"hydra/launcher={launcher}",
+            *args,
             f"tracking.uri={uri}",
             "tracking.experiment=fail",
             f"paths.outputs={tmp_path / 'out'}",
         ],
         cwd=tmp_path,
+        env=env,
     )
     assert done.returncode != 0
     assert "dp2pub: error: epsilon=-1.0 is invalid: expected a finite number > 0" in done.stderr
@@ -161,15 +163,18 @@ def test_slurm_cluster_config_composes_and_builds_submitits_launcher():
     assert type(built).__name__ == "SlurmLauncher"
 
 
-def test_ray_cluster_config_composes_with_the_plugins_fields():
+def test_ray_cluster_config_joins_a_cluster_with_dp2pubs_own_launcher():
     cfg = compose_hydra(["cluster=ray", "tracking.uri=http://tracking:5000"])
-    launcher = OmegaConf.to_container(cfg.hydra.launcher)
-    # the fields of hydra_plugins.hydra_ray_launcher._config.RayLauncherConf (plugin 1.2)
-    assert launcher == {
-        "_target_": "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher",
-        "ray": {"init": {"address": "auto"}, "remote": {"num_cpus": 1}},
+    launcher = cfg.hydra.launcher
+    assert launcher._target_ == "hydra_plugins.dp2pub_ray_launcher.ray_launcher.RayLauncher"
+    # the shape of Hydra's RayLauncherConf (ray.init, ray.remote); no object_store_memory, which Ray
+    # refuses when joining a cluster; no retries, which would open a second run for one job
+    assert OmegaConf.to_container(launcher.ray) == {
+        "init": {"address": "auto", "num_cpus": None, "include_dashboard": False},
+        "remote": {"num_cpus": 1, "max_retries": 0},
     }
     assert cfg.tracking.uri == "http://tracking:5000"
+    assert type(instantiate(launcher)).__name__ == "RayLauncher"
 
 
 def test_cluster_configs_require_a_tracking_server(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from dp2pub.store import StoreError, open_store
+from dp2pub.store import HTTP_RETRIES, StoreError, bound_http_retries, lost_server, open_store
 from tests.conftest import run_cli, runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
@@ -93,3 +93,28 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
     text.write_text("not a database\n" * 100)
     with pytest.raises(StoreError, match=r"is not an SQLite database"):
         open_store(f"sqlite:///{text}")
+
+
+def test_a_server_that_stopped_answering_is_named_with_the_run_it_left_open():
+    from tests.conftest import free_port
+
+    uri = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    lost = lost_server(uri, "abc123")
+    assert isinstance(lost, StoreError)
+    assert str(lost).startswith(
+        f"tracking server {uri} stopped answering (Connection refused) during the job: its run abc123 stays RUNNING"
+    )
+    assert str(lost_server(uri, None)).endswith("before the job's run was created")
+    assert lost_server("sqlite:///anything.db", "abc123") is None  # not a server: the error is something else
+
+
+def test_a_server_that_answers_is_not_called_lost(mlflow_server):
+    assert lost_server(mlflow_server, "abc123") is None
+
+
+def test_mlflows_retries_are_bounded_unless_the_user_set_them(monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "9")
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", raising=False)
+    bound_http_retries()
+    assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "9"
+    assert os.environ["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"] == HTTP_RETRIES["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"]
