@@ -86,11 +86,12 @@ def cli_env(extra: dict | None = None) -> dict:
     return env
 
 
-def start_cli(args: list[str], cwd: Path, **popen: object) -> subprocess.Popen:
-    """Start ``python -m dp2pub ARGS`` in ``cwd`` without waiting (CI=1: no progress lines);
-    its stderr is piped as text unless ``popen`` says otherwise."""
+def start_cli(args: list[str], cwd: Path, env: dict | None = None, **popen: object) -> subprocess.Popen:
+    """Start ``python -m dp2pub ARGS`` in ``cwd`` without waiting (CI=1: no progress lines;
+    ``env`` adds variables); its stderr is piped as text unless ``popen`` says otherwise."""
     options: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True, **popen}
-    return subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=cli_env({"CI": "1"}), **options)
+    environment = cli_env({"CI": "1", **(env or {})})
+    return subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=environment, **options)
 
 
 def run_cli(
@@ -175,19 +176,24 @@ def mlflow_server(tmp_path):
         log.close()
 
 
-@pytest.fixture
-def ray_launcher():
-    """Command-line arguments and environment of a sweep on a local Ray instance of 2 CPUs,
-    loopback only: its session files in a short temporary directory (Ray's socket paths must
-    stay under 108 characters), removed afterwards, and a token for Ray's authentication in
-    the environment, so that Ray writes none into the home directory."""
-    pytest.importorskip("ray", reason="Ray is not installed: pip install 'dp2pub[ray]'")
-    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+def ray_arguments(folder: Path) -> tuple[list[str], dict[str, str]]:
+    """Command-line arguments and environment of a sweep on a local Ray instance of 2 CPUs
+    whose node address is 127.0.0.1, with its session files in ``folder`` (Ray's socket paths
+    must stay under 108 characters: a short folder in /tmp) and a token for Ray's
+    authentication in the environment, so that Ray writes none into the home directory."""
     args = [
         "hydra/launcher=ray",
         "hydra.launcher.ray.init.num_cpus=2",
         "+hydra.launcher.ray.init._node_ip_address=127.0.0.1",
         f"+hydra.launcher.ray.init._temp_dir={folder}",
     ]
-    yield args, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    return args, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+
+
+@pytest.fixture
+def ray_launcher():
+    """:func:`ray_arguments` for one test, its session folder removed afterwards."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'dp2pub[ray]'")
+    folder = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    yield ray_arguments(folder)
     shutil.rmtree(folder, ignore_errors=True)

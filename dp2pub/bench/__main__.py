@@ -1,11 +1,11 @@
-"""``python -m dp2pub.bench [oracles|structure|memory|metrics] [options]``: run one benchmark, or all of them
+"""``python -m dp2pub.bench [oracles|structure|memory|metrics|sweep] [options]``: run one benchmark, or all of them
 (with their default options) when none is named."""
 
 import sys
 
-from dp2pub.bench import memory, metrics, oracles, structure
+from dp2pub.bench import memory, metrics, oracles, structure, sweep
 
-BENCHES = {"oracles": oracles.main, "structure": structure.main, "memory": memory.main, "metrics": metrics.main}
+BENCHES = {"oracles": oracles.main, "structure": structure.main, "memory": memory.main, "metrics": metrics.main, "sweep": sweep.main}
 
 if __name__ == "__main__":
     args = sys.argv[1:]
