@@ -5,6 +5,7 @@
 # make lock  - refresh requirements.lock (exact versions and hashes) from pyproject.toml's ranges
 # make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
+# make server - a team MLflow tracking server on PostgreSQL (cluster in outputs/postgres), 127.0.0.1:5000
 # make gallery - run the five studies (2 joblib workers) and copy their figures to docs/figures
 
 PYTHON ?= python3
@@ -16,7 +17,7 @@ STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
 STUDIES := seed_tables fo_variance dp2pub_adult nb_car kanon_adult
 
-.PHONY: run test test-fast lint ui bench gallery venv lock clean
+.PHONY: run test test-fast lint ui server bench gallery venv lock clean
 
 venv: $(STAMP)
 
@@ -69,6 +70,11 @@ ui: $(STAMP)
 	@echo "Runs: the address dp2pub printed (...#/experiments/<id>/runs?workflowType=machine_learning),"
 	@echo "or switch the dashboard's toggle at the top left to Model training."
 	$(BIN)/mlflow ui --backend-store-uri $(STORE)
+
+# The local cluster is created on first use and reused; ARGS="--backend-store-uri postgresql://..."
+# serves an existing PostgreSQL instead, ARGS="--port 5001" another port.
+server: $(STAMP)
+	$(BIN)/python -m dp2pub.server $(ARGS)
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache

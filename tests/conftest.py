@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import os
 import resource
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import mlflow
 import pytest
 from hydra import compose, initialize_config_dir
 
+from dp2pub.services import MlflowServer, Postgres, local_ray, missing_postgres, postgres_bin
+
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "conf"
+
+#: Whether the session runs under CI (read once here: the autouse fixture below unsets CI for
+#: every test). Under CI a test that needs PostgreSQL fails instead of skipping without it.
+UNDER_CI = bool(os.environ.get("CI"))
 
 # The tests read the data packaged with dp2pub; a developer's own DP2PUB_DATA_DIR would
 # silently replace it (the tests of that variable set it themselves).
@@ -119,81 +122,61 @@ def runs_in(uri: str, experiment: str) -> list:
     return [] if found is None else client.search_runs([found.experiment_id], max_results=5000)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def require_postgres() -> None:
+    """Skip the calling test or fixture when PostgreSQL's server programs are missing, or fail
+    it under CI (which must run every PostgreSQL test, never skip one silently)."""
+    if postgres_bin() is None:
+        if UNDER_CI:
+            pytest.fail(f"{missing_postgres()}; CI runs the PostgreSQL tests", pytrace=False)
+        pytest.skip(missing_postgres())
 
 
-@pytest.fixture
-def mlflow_server(tmp_path):
-    """``mlflow server`` with a SQLite backend on 127.0.0.1, stopped when the test ends."""
-    port = free_port()
-    exe = Path(sys.executable).parent / "mlflow"
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
-        [
-            str(exe),
-            "server",
-            "--backend-store-uri",
-            f"sqlite:///{tmp_path / 'server.db'}",
-            "--artifacts-destination",
-            str(tmp_path / "server-artifacts"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        cwd=tmp_path,
-    )
-    uri = f"http://127.0.0.1:{port}"
+def reachable_tempdir() -> Path:
+    """A new directory in the system's temporary directory that every user can enter (mode
+    711), for PostgreSQL clusters: run as root, the server runs as the user ``postgres``, which
+    cannot enter pytest's tmp_path (under a mode-700 directory). The caller removes it."""
+    directory = Path(tempfile.mkdtemp(prefix="dp2pub-pg-"))
+    directory.chmod(0o711)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A throwaway PostgreSQL cluster (fsync off) on 127.0.0.1, shared by the session."""
+    require_postgres()
+    directory = reachable_tempdir()
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlflow server did not start: {(tmp_path / 'server.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield uri
+        with Postgres(directory / "cluster", fsync=False) as cluster:
+            yield cluster
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
-
-
-def ray_arguments(folder: Path) -> tuple[list[str], dict[str, str]]:
-    """Command-line arguments and environment of a sweep on a local Ray instance of 2 CPUs
-    whose node address is 127.0.0.1, with its session files in ``folder`` (Ray's socket paths
-    must stay under 108 characters: a short folder in /tmp) and a token for Ray's
-    authentication in the environment, so that Ray writes none into the home directory."""
-    args = [
-        "hydra/launcher=ray",
-        "hydra.launcher.ray.init.num_cpus=2",
-        "+hydra.launcher.ray.init._node_ip_address=127.0.0.1",
-        f"+hydra.launcher.ray.init._temp_dir={folder}",
-    ]
-    return args, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
-def ray_launcher():
-    """:func:`ray_arguments` for one test, its session folder removed afterwards."""
+def pg_mlflow_server(postgres, tmp_path) -> Iterator[MlflowServer]:
+    """``mlflow server`` (one worker) on a fresh database of the session's PostgreSQL cluster,
+    on 127.0.0.1, stopped when the test ends. A test may ``kill()`` and ``start()`` it again."""
+    database = f"mlflow_{uuid.uuid4().hex[:12]}"
+    postgres.create_database(database)
+    artifacts, log = tmp_path / "server-artifacts", tmp_path / "server.log"
+    with MlflowServer(postgres.uri(database), artifacts, workers=1, log=log) as server:
+        yield server
+
+
+@pytest.fixture
+def mlflow_server(tmp_path) -> Iterator[str]:
+    """The URI of an ``mlflow server`` (one worker) with a SQLite backend on 127.0.0.1,
+    stopped when the test ends."""
+    store = f"sqlite:///{tmp_path / 'server.db'}"
+    with MlflowServer(store, tmp_path / "server-artifacts", workers=1, log=tmp_path / "server.log") as server:
+        yield server.uri
+
+
+@pytest.fixture
+def ray_launcher() -> Iterator[tuple[list[str], dict[str, str]]]:
+    """:func:`dp2pub.services.local_ray`'s arguments for one test, on 2 CPUs, its session
+    folder (short, in /tmp: Ray's socket paths must stay under 108 characters) removed afterwards."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'dp2pub[ray]'")
     folder = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
-    yield ray_arguments(folder)
+    yield local_ray(folder, num_cpus=2)
     shutil.rmtree(folder, ignore_errors=True)

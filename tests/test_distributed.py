@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from dp2pub.services import MlflowServer, local_ray
 from dp2pub.sweep import PARENT_TAG
-from tests.conftest import ray_arguments, run_cli, runs_in, start_cli
+from tests.conftest import run_cli, runs_in, start_cli
 
 pytestmark = pytest.mark.slow
 
@@ -51,8 +52,15 @@ def results(run) -> dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def server(pg_mlflow_server_module):
-    return pg_mlflow_server_module
+def server(postgres, tmp_path_factory):
+    """An MLflow server (one worker) on a fresh database of the session's PostgreSQL cluster,
+    shared by the module's tests (each logs to its own experiment)."""
+    postgres.create_database("distributed")
+    folder = tmp_path_factory.mktemp("server")
+    with MlflowServer(
+        postgres.uri("distributed"), folder / "artifacts", workers=1, log=folder / "server.log"
+    ) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +81,7 @@ def sweeps(server, ray_folder, tmp_path_factory):
             grid, args = LAUNCHERS[launcher]
             env = {}
             if launcher == "ray":
-                args, env = ray_arguments(ray_folder)
+                args, env = local_ray(ray_folder, num_cpus=2)
             cwd = tmp_path_factory.mktemp(launcher)
             common = [f"tracking.uri={server.uri}", f"tracking.experiment={launcher}", f"paths.outputs={cwd / 'out'}"]
             finished = run_cli(["-m", *grid, *args, *common], cwd=cwd, env=env)
@@ -158,7 +166,7 @@ def test_a_server_killed_mid_sweep_fails_the_jobs_in_one_line_and_a_rerun_comple
 
 
 def test_a_ray_worker_killed_mid_job_fails_that_job_and_a_rerun_completes_it(server, ray_folder, tmp_path):
-    ray_args, env = ray_arguments(ray_folder)
+    ray_args, env = local_ray(ray_folder, num_cpus=2)
     common = [f"tracking.uri={server.uri}", "tracking.experiment=worker_killed", f"paths.outputs={tmp_path / 'out'}"]
     grid = ["epsilon=1,2", "seed=0", "dataset.n=3000000", "metrics.ways=[1]"]
     sweep = start_cli(["-m", *grid, *ray_args, *common], tmp_path, env=env)

@@ -22,10 +22,10 @@ LAYERS: list[set[str]] = [
     {"settings", "registry"},
     {"limits"},
     {"job"},
-    {"config", "hydra_errors", "interrupts", "store", "environment", "resume"},
+    {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services"},
     {"tracking"},
     {"sweep"},
-    {"cli", "figures", "bench", "__init__"},
+    {"cli", "server", "figures", "bench", "__init__"},
     {"__main__"},
 ]
 LAYER = {unit: index for index, units in enumerate(LAYERS) for unit in units}

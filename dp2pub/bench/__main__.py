@@ -5,7 +5,13 @@ import sys
 
 from dp2pub.bench import memory, metrics, oracles, structure, sweep
 
-BENCHES = {"oracles": oracles.main, "structure": structure.main, "memory": memory.main, "metrics": metrics.main, "sweep": sweep.main}
+BENCHES = {
+    "oracles": oracles.main,
+    "structure": structure.main,
+    "memory": memory.main,
+    "metrics": metrics.main,
+    "sweep": sweep.main,
+}
 
 if __name__ == "__main__":
     args = sys.argv[1:]

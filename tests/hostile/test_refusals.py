@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from dp2pub.services import free_port
 from tests.conftest import cap_memory, run_cli, runs_in
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
@@ -93,12 +93,6 @@ TYPES_AND_RANGES = [
         "hydra.launcher.n_jobs=0 is invalid: expected an integer >= 1, or < 0 (-1: one job per core)",
     ),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def assert_refused(
