@@ -167,11 +167,9 @@ def bound_http_retries() -> None:
         os.environ.setdefault(name, value)
 
 
-def lost_server(uri: str, run_id: str | None) -> StoreError | None:
-    """The error of a job whose tracking request failed, when the server behind ``uri``
-    (http or https) no longer answers: one line naming the run left RUNNING and what closes
-    it. None when the store is not a server or the server still answers (the failure was
-    something else)."""
+def unreachable(uri: str) -> str | None:
+    """Why the tracking server at ``uri`` does not answer (``Connection refused``), or None when
+    it answers or ``uri`` is not a server (http, https)."""
     if urllib.parse.urlparse(uri).scheme not in ("http", "https"):
         return None
     try:
@@ -179,14 +177,24 @@ def lost_server(uri: str, run_id: str | None) -> StoreError | None:
     except urllib.error.HTTPError:
         return None  # it answers
     except (urllib.error.URLError, OSError) as error:
-        down = f"tracking server {uri} stopped answering ({_reason(error)})"
-        if run_id is None:
-            return StoreError(f"{down} before the job's run was created")
-        return StoreError(
-            f"{down} during the job: its run {run_id} stays RUNNING until a job or sweep started on this host "
-            "once the server is back marks it KILLED; tracking.skip_finished=true then redoes only what did not finish"
-        )
+        return _reason(error)
     return None
+
+
+def lost_server(uri: str, run_id: str | None) -> StoreError | None:
+    """The error of a job whose tracking request failed, when the server behind ``uri`` no
+    longer answers: one line naming the run left RUNNING and what closes it. None when the
+    store is not a server or the server still answers (the failure was something else)."""
+    reason = unreachable(uri)
+    if reason is None:
+        return None
+    down = f"tracking server {uri} stopped answering ({reason})"
+    if run_id is None:
+        return StoreError(f"{down} before the job's run was created")
+    return StoreError(
+        f"{down} during the job: its run {run_id} stays RUNNING until a job or sweep started on this host "
+        "once the server is back marks it KILLED; tracking.skip_finished=true then redoes only what did not finish"
+    )
 
 
 def check_uri(uri: str) -> None:

@@ -48,7 +48,7 @@ from dp2pub.config import plain_config
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import mark_launcher, terminate_sweep
 from dp2pub.resume import reap_stale_runs
-from dp2pub.store import StoreError
+from dp2pub.store import StoreError, unreachable
 from dp2pub.tracking import (
     PARENT_TAG,
     SWEEP_TAG,
@@ -296,10 +296,9 @@ class SweepParentCallback(Callback):
         try:
             statuses, kept = self._close(run_id, failed)
         except Exception as error:  # the store went away (a tracking server that died): say so, in one line
-            reason = " ".join(str(error).split())[:300]
-            print(
-                f"dp2pub: error: cannot close the sweep's parent run {run_id} in {self.uri}: {reason}", file=sys.stderr
-            )
+            down = unreachable(self.uri)
+            reason = f"tracking server {self.uri} stopped answering ({down})" if down else " ".join(str(error).split())
+            print(f"dp2pub: error: cannot close the sweep's parent run {run_id}: {reason[:300]}", file=sys.stderr)
             print("  a job or sweep started on this host once the store is back marks it KILLED", file=sys.stderr)
             statuses, kept = [], True
         if report:
