@@ -63,6 +63,12 @@ def local_ray(folder: Path, num_cpus: int) -> tuple[list[str], dict[str, str]]:
     return args, {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
 
+#: The environment of ``mlflow server`` unless the caller's sets these: MLflow 3's job
+#: execution (GenAI scorers, trace archival) is left off; it starts seven worker processes
+#: (huey consumers) that take CPU from the jobs of a small machine and slow the start.
+SERVER_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+
+
 class ServiceError(RuntimeError):
     """A service could not be set up, started or reached; the message says why in one line
     (a log's last lines follow it when there is a log)."""
@@ -375,7 +381,7 @@ class MlflowServer:
         if self.running:
             raise ServiceError(f"mlflow server on port {self.port} is running already")
         began = time.monotonic()
-        self.process = _popen_logged(self.command(), self.log)
+        self.process = _popen_logged(self.command(), self.log, env={**SERVER_ENV, **os.environ})
         while not self._healthy():
             elapsed = time.monotonic() - began
             if self.process.poll() is not None or elapsed > self.timeout:

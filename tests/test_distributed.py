@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -202,3 +204,22 @@ def test_a_ray_worker_killed_mid_job_fails_that_job_and_a_rerun_completes_it(ser
     assert Counter(job_key(c) for c in children if c.info.status == "FINISHED") == {("1.0", "0"): 1, ("2.0", "0"): 1}
     assert not [c for c in children if c.info.status == "RUNNING"]
     assert MlflowClient(server.uri).get_run(victim.info.run_id).info.status == "KILLED"
+
+
+def test_cluster_ray_joins_a_cluster_that_ray_start_started(server, ray_folder, tmp_path):
+    _, env = local_ray(ray_folder, num_cpus=2)  # the token, for the cluster and the sweep
+    ray = [str(Path(sys.executable).parent / "ray")]
+    head = [*ray, "start", "--head", "--num-cpus", "2", "--node-ip-address", "127.0.0.1"]
+    head += ["--temp-dir", str(ray_folder / "head"), "--include-dashboard", "false"]
+    started = subprocess.run(head, env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    try:
+        assert started.returncode == 0, started.stderr[-2000:]
+        common = [f"tracking.uri={server.uri}", "tracking.experiment=ray_cluster", f"paths.outputs={tmp_path / 'out'}"]
+        done = run_cli(["-m", "epsilon=1,2", "dataset.n=500", "cluster=ray", *common], cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Ray (2 CPUs on 1 node) is launching 2 jobs" in done.stdout + done.stderr
+        (parent,), children = by_role(server.uri, "ray_cluster")
+        assert parent.info.status == "FINISHED" and sorted(job_key(c) for c in children) == [("1.0", "0"), ("2.0", "0")]
+        assert {c.info.status for c in children} == {"FINISHED"}
+    finally:
+        subprocess.run([*ray, "stop"], env={**os.environ, **env}, capture_output=True, timeout=120)

@@ -92,16 +92,15 @@ def breakdown(uri: str, experiment: str, began: float, wall: float, workers: int
 
 
 @contextlib.contextmanager
-def stores(folder: Path, names: list[str]) -> Iterator[dict[str, str]]:
-    """The tracking stores to measure: a SQLite file, and an MLflow server on a fresh
-    PostgreSQL cluster (skipped, with a line, when PostgreSQL is not installed)."""
-    found = {"sqlite": f"sqlite:///{folder / 'mlflow.db'}"} if "sqlite" in names else {}
-    if "server" not in names:
-        yield found
+def store_uri(store: str, folder: Path) -> Iterator[str | None]:
+    """The URI of a store to measure: a SQLite file, or an MLflow server on a fresh PostgreSQL
+    cluster, running only while its cases run (None, with a line, without PostgreSQL)."""
+    if store == "sqlite":
+        yield f"sqlite:///{folder / 'mlflow.db'}"
         return
     if postgres_bin() is None:
         print("server: skipped, PostgreSQL is not installed (apt-get install postgresql)")
-        yield found
+        yield None
         return
     cluster = Path(tempfile.mkdtemp(prefix="dp2pub-pg-"))
     cluster.chmod(0o711)  # run as root, PostgreSQL runs as the user postgres
@@ -109,7 +108,7 @@ def stores(folder: Path, names: list[str]) -> Iterator[dict[str, str]]:
         with Postgres(cluster / "data", fsync=False) as postgres:
             postgres.create_database("bench")
             with MlflowServer(postgres.uri("bench"), folder / "artifacts", log=folder / "server.log") as server:
-                yield {**found, "server": server.uri}
+                yield server.uri
     finally:
         shutil.rmtree(cluster, ignore_errors=True)
 
@@ -140,9 +139,11 @@ def main(argv: list[str] | None = None) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="dp2pub-bench-"))
     results: dict[str, dict[str, dict[str, float]]] = {}
     try:
-        with stores(folder, args.stores) as uris:
-            for store, uri in uris.items():
+        for store in args.stores:
+            with store_uri(store, folder) as uri:
                 for launcher in args.launchers:
+                    if uri is None:
+                        break
                     case = folder / f"{store}-{launcher}"
                     case.mkdir()
                     results.setdefault(store, {})[launcher] = run_sweep(launcher, uri, case, args.jobs, args.n)
