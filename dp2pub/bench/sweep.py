@@ -17,8 +17,8 @@ logged, every job's share of the wall time (``slot``: wall x workers / jobs) is 
   sweep's parent run, starting the workers or Ray), and ``teardown``: from the last run's end
   to the command's exit (closing the parent, the summary, stopping workers), both per job.
 
-``overhead`` = slot - work, and the ratio of each launcher's slot to joblib's on the same
-store. Results are printed as a table and written to ``outputs/bench/sweep.json``.
+``overhead`` = slot - work, and each launcher's wall time (the same jobs) over joblib's on the
+same store: its time per job relative to joblib's. Results are printed as a table and written to ``outputs/bench/sweep.json``.
 """
 
 from __future__ import annotations
@@ -118,9 +118,9 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     head = ["store", "launcher", "jobs/min", "slot s", *[f"{p} s" for p in PARTS], "overhead s", "x joblib"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for store, by_launcher in results.items():
-        reference = by_launcher.get("joblib", {}).get("slot")
+        reference = by_launcher.get("joblib", {}).get("wall")
         for launcher, r in by_launcher.items():
-            ratio = f"{r['slot'] / reference:.2f}" if reference else "-"
+            ratio = f"{r['wall'] / reference:.2f}" if reference else "-"
             cells = [store, launcher, f"{r['jobs_per_min']:.0f}", f"{r['slot']:.2f}"]
             cells += [f"{r[p]:.2f}" for p in PARTS] + [f"{r['overhead']:.2f}", ratio]
             lines.append("| " + " | ".join(cells) + " |")

@@ -14,6 +14,7 @@ import sys
 
 import pytest
 
+from dp2pub.services import free_port
 from dp2pub.store import HTTP_RETRIES, StoreError, bound_http_retries, lost_server, open_store
 from tests.conftest import run_cli, runs_in, start_cli
 
@@ -96,8 +97,6 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path):
 
 
 def test_a_server_that_stopped_answering_is_named_with_the_run_it_left_open():
-    from tests.conftest import free_port
-
     uri = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     lost = lost_server(uri, "abc123")
     assert isinstance(lost, StoreError)
