@@ -69,7 +69,7 @@ gallery: $(STAMP)
 ui: $(STAMP)
 	@echo "Runs: the address dp2pub printed (...#/experiments/<id>/runs?workflowType=machine_learning),"
 	@echo "or switch the dashboard's toggle at the top left to Model training."
-	$(BIN)/mlflow ui --backend-store-uri $(STORE)
+	MLFLOW_DISABLE_TELEMETRY=$${MLFLOW_DISABLE_TELEMETRY:-true} $(BIN)/mlflow ui --backend-store-uri $(STORE)
 
 # The local cluster is created on first use and reused; ARGS="--backend-store-uri postgresql://..."
 # serves an existing PostgreSQL instead, ARGS="--port 5001" another port.

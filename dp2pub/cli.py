@@ -24,11 +24,12 @@ from dp2pub.data.errors import DataFileError
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
 from dp2pub.job import run_job
-from dp2pub.store import StoreError, bound_http_retries
+from dp2pub.store import StoreError, mlflow_defaults
 from dp2pub.sweep import FINISHED, SKIPPED, JobFailed, current_parent, in_sweep, job_label, labelled_logs
 from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
 from hydra_plugins.dp2pub_ray_launcher.ray_launcher import RayLauncher
+from hydra_plugins.dp2pub_sweeper.sweeper import ValidateOnceSweeper
 
 CONF_DIR = config_dir()
 
@@ -165,10 +166,11 @@ def main() -> None:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     os.environ["HYDRA_FULL_ERROR"] = "1"
-    bound_http_retries()  # a tracking server that dies fails its jobs in seconds, not minutes
-    # Hydra finds launchers by walking the hydra_plugins folders, which misses this one in an
-    # editable install (setuptools maps it by an import hook, not a folder): name it outright
+    mlflow_defaults()  # a dead tracking server fails its jobs in seconds, and no telemetry
+    # Hydra finds plugins by walking the hydra_plugins folders, which misses dp2pub's in an
+    # editable install (setuptools maps them by an import hook, not a folder): name them outright
     Plugins.instance().register(RayLauncher)
+    Plugins.instance().register(ValidateOnceSweeper)
     try:
         app()
     except (KeyboardInterrupt, Terminated) as error:

@@ -65,8 +65,9 @@ def local_ray(folder: Path, num_cpus: int) -> tuple[list[str], dict[str, str]]:
 
 #: The environment of ``mlflow server`` unless the caller's sets these: MLflow 3's job
 #: execution (GenAI scorers, trace archival) is left off; it starts seven worker processes
-#: (huey consumers) that take CPU from the jobs of a small machine and slow the start.
-SERVER_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+#: (huey consumers) that take CPU from the jobs of a small machine and slow the start. No
+#: telemetry, as in dp2pub's own processes (:data:`dp2pub.store.MLFLOW_DEFAULTS`).
+SERVER_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true"}
 
 
 class ServiceError(RuntimeError):

@@ -58,6 +58,11 @@ SCHEMES = ("", "file", "sqlite", "postgresql", "mysql", "mssql", "http", "https"
 #: retries 2 and 4 s apart (urllib3's backoff; MLflow's defaults, 7 retries at factor 2,
 #: wait about 4 minutes per request for a server that refuses connections).
 HTTP_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}
+#: MLflow settings of dp2pub's processes (and of the servers it starts) unless the environment
+#: sets them: the bounded retries, and no usage records sent to MLflow's telemetry service
+#: (MLflow 3 sends them by default; a privacy tool does not phone home unasked:
+#: MLFLOW_DISABLE_TELEMETRY=false turns them on).
+MLFLOW_DEFAULTS = {**HTTP_RETRIES, "MLFLOW_DISABLE_TELEMETRY": "true"}
 
 
 class StoreError(ValueError):
@@ -160,10 +165,10 @@ def check_server(uri: str, timeout: float = TIMEOUT) -> None:
         ) from None
 
 
-def bound_http_retries() -> None:
-    """Apply :data:`HTTP_RETRIES` to this process and the workers it starts (a value the
+def mlflow_defaults() -> None:
+    """Apply :data:`MLFLOW_DEFAULTS` to this process and the workers it starts (a value the
     environment already has is kept)."""
-    for name, value in HTTP_RETRIES.items():
+    for name, value in MLFLOW_DEFAULTS.items():
         os.environ.setdefault(name, value)
 
 

@@ -67,8 +67,12 @@ PARENT_FILE = "mlflow_parent_run.json"
 JOBS_DIR = "dp2pub_jobs"
 #: Outcomes of a sweep's job; the app returns FINISHED or SKIPPED to Hydra.
 FINISHED, FAILED, SKIPPED = "finished", "failed", "skipped"
-#: The sweeper whose jobs :func:`sweep_size` counts (Hydra's default).
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+#: The sweepers whose jobs :func:`sweep_size` counts: Hydra's basic one and dp2pub's (the
+#: default, which expands a sweep as the basic one does).
+BASIC_SWEEPERS = (
+    "hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
+    "hydra_plugins.dp2pub_sweeper.sweeper.ValidateOnceSweeper",
+)
 
 
 class JobFailed(Exception):
@@ -102,7 +106,7 @@ def sweep_size(hydra_cfg: DictConfig) -> int | None:
     Hydra's BasicSweeper expands them (the product of the sweep lists' lengths, a key given
     twice counting once, its last value); None for another sweeper or overrides it refuses
     (the count only informs: the sweeper itself reports what it refuses)."""
-    if hydra_cfg.sweeper.get("_target_") != BASIC_SWEEPER:
+    if hydra_cfg.sweeper.get("_target_") not in BASIC_SWEEPERS:
         return None
     params = hydra_cfg.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
@@ -229,8 +233,8 @@ class SweepParentCallback(Callback):
                 reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
             print(f"dp2pub: error: cannot open the sweep's parent run: {reason}", file=sys.stderr)
             raise SystemExit(2) from None
-        if self.total is not None:  # Hydra composes every job's config before it launches any
-            log.info("composing the configs of %d job%s before launching them ...", self.total, "s"[: self.total != 1])
+        if self.total is not None:  # the sweeper checks that every job composes before it launches any
+            log.info("checking the configs of %d job%s before launching them ...", self.total, "s"[: self.total != 1])
 
     def _open(self, config: DictConfig) -> None:
         hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed

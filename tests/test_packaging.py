@@ -63,8 +63,8 @@ def expected_members() -> set[str]:
     """Every file the wheel must hold, by its path inside the wheel."""
     package = ROOT / "dp2pub"
     members = {str(p.relative_to(ROOT)) for p in package.rglob("*.py") if "__pycache__" not in p.parts}
-    plugin = ROOT / "hydra_plugins" / "dp2pub_ray_launcher"  # dp2pub's Ray launcher, where Hydra looks for it
-    members |= {str(p.relative_to(ROOT)) for p in plugin.glob("*.py")}
+    plugins = ROOT / "hydra_plugins"  # dp2pub's Ray launcher and sweeper, where Hydra looks for them
+    members |= {str(p.relative_to(ROOT)) for p in plugins.glob("dp2pub_*/*.py")}
     members |= {str(p.relative_to(ROOT)) for p in (package / "data" / "hierarchies").rglob("*.csv")}
     members |= {f"dp2pub/data/packaged/{name}.gz" for name in SHA256}
     members.add("dp2pub/data/packaged/privbayes/LICENSE-PrivMRF.txt")

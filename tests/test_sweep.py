@@ -84,7 +84,7 @@ def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skip
     assert done.returncode == 0, done.stderr
     (parent,), children = runs_by_role(uri, "report")
     lines = done.stdout.splitlines()
-    assert any(line.endswith("composing the configs of 3 jobs before launching them ...") for line in lines)
+    assert any(line.endswith("checking the configs of 3 jobs before launching them ...") for line in lines)
     headers = job_headers(done.stdout)
     by_epsilon = {r.data.params["epsilon"]: r.info.run_id for r in children}
     assert headers == {"[1/3]": by_epsilon["0.5"], "[2/3]": by_epsilon["1.0"], "[3/3]": by_epsilon["2.0"]}

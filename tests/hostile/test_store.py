@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from dp2pub.services import free_port
-from dp2pub.store import HTTP_RETRIES, StoreError, bound_http_retries, lost_server, open_store
+from dp2pub.store import HTTP_RETRIES, StoreError, lost_server, mlflow_defaults, open_store
 from tests.conftest import run_cli, runs_in, start_cli
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
@@ -111,9 +111,16 @@ def test_a_server_that_answers_is_not_called_lost(mlflow_server):
     assert lost_server(mlflow_server, "abc123") is None
 
 
-def test_mlflows_retries_are_bounded_unless_the_user_set_them(monkeypatch):
+def test_mlflows_retries_are_bounded_and_telemetry_off_unless_the_user_set_them(monkeypatch):
+    from mlflow.telemetry.utils import is_telemetry_disabled
+
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "9")
     monkeypatch.delenv("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", raising=False)
-    bound_http_retries()
+    monkeypatch.delenv("MLFLOW_DISABLE_TELEMETRY", raising=False)
+    mlflow_defaults()
     assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "9"
     assert os.environ["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"] == HTTP_RETRIES["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"]
+    assert is_telemetry_disabled()
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "false")
+    mlflow_defaults()
+    assert os.environ["MLFLOW_DISABLE_TELEMETRY"] == "false"

@@ -1,0 +1,1 @@
+"""dp2pub's Hydra sweeper (``hydra/sweeper=dp2pub``, the default)."""
