@@ -24,6 +24,7 @@ from dp2pub.publish.base import Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.dppro import DPProPublisher
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
+from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher
 from dp2pub.publish.oracle_table import ORACLE_PUBLISHERS, oracle_publisher
 from dp2pub.publish.pram import PRAMPublisher
@@ -52,6 +53,7 @@ PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     "samarati": SamaratiPublisher,
     "mondrian": MondrianPublisher,
     "ldp_nb": LDPNBPublisher,
+    "ldp_marginals": LDPMarginalsPublisher,
 }
 
 #: Datasets drawn by a generator from ``n``, ``d``, ``k_min``, ``k_max``: their shape is known

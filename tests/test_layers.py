@@ -16,7 +16,7 @@ LAYERS: list[set[str]] = [
     {"validation"},
     {"data", "seeding", "audit"},
     {"mechanisms"},
-    {"structure", "anonymity", "learn"},
+    {"structure", "anonymity", "learn", "synthesis"},
     {"publish"},
     {"metrics"},
     {"settings", "registry"},

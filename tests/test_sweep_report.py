@@ -47,7 +47,7 @@ def multirun_hydra_config(overrides: list[str]):
         ([], 1),
         (["seed=range(5)", "hydra.sweeper.max_batch_size=2"], 5),  # batches do not change the count
         (["mechanism=glob(grr*)", "epsilon=1,2"], 4),  # grr, grr_table
-        (["experiment=dp2pub_paper"], 1920),  # the grid of hydra.sweeper.params
+        (["experiment=dp2pub_paper"], 2240),  # the grid of hydra.sweeper.params
         (["experiment=fo_variance", "seed=0,1"], 50),  # the command line replaces a param's list
         (["epsilon=interval(0,1)"], None),  # BasicSweeper refuses it itself
     ],

@@ -229,7 +229,7 @@ PARAM_LABELS = _frozen(
 )
 
 #: The DP2-Pub paper's lines: a mechanism, DP2-Pub's trust model and the prior of PRAM.
-PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior")
+PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior", "mechanism.marginals")
 PAPER_LABELS = _frozen(
     {
         "dp2pub/local/inverse": "DP2-Pub LDP, Q⁻¹λ (paper)",
@@ -240,6 +240,8 @@ PAPER_LABELS = _frozen(
         "dppro": "DPPro (central)",
         "pram/inverse": "PRAM per attribute, Q⁻¹λ",
         "grr": "GRR reports (raw table)",
+        "ldp_marginals/adaptive": "LDP marginals + GUM, adaptive pairs (ours)",
+        "ldp_marginals/all_pairs": "LDP marginals + GUM, all pairs (ours)",
     }
 )
 
@@ -272,6 +274,26 @@ PAPER_FIGURE_6 = replace(
         for name in ("misclass_svm", "misclass_svm_baseline", "misclass_majority")
     ),
     y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
+)
+
+#: The LDP marginal synthesizer against the other LDP publishers: AVD per dataset and alpha,
+#: on a log epsilon axis (the paper's grid and 2, 4, 8).
+LDP_MARGINALS = replace(
+    PAPER_FIGURE_5,
+    name="ldp_marginals",
+    title="LDP table publishers: AVD over all α-way marginals",
+    experiment="ldp_marginals",
+    log_x=True,
+    families=(Family("tvd", r"tvd_([1-9])way", "alpha"),),
+    wrap=3,
+)
+#: ... and the SVM's misclassification per task.
+LDP_MARGINALS_SVM = replace(
+    PAPER_FIGURE_6,
+    name="ldp_marginals_svm",
+    title="LDP table publishers: linear SVM misclassification per task",
+    experiment="ldp_marginals",
+    log_x=True,
 )
 
 #: The DP2-Pub repository's tables: GRR on every attribute (ε/d each) of uniform synthetic data
@@ -402,7 +424,7 @@ STUDIES: dict[str, StudySpec] = {
             y_labels=Y_LABELS,
             y_limits=ACCURACY_LIMITS,
             param_labels=PARAM_LABELS,
-            hue_labels=_frozen({"grr": "GRR (perturbed table)"}),
+            hue_labels=_frozen({"grr": "GRR (perturbed table)", "ldp_marginals": "LDP marginals + GUM (ours)"}),
         ),
         NB_CAR,
         NB_UCI,
@@ -438,5 +460,7 @@ STUDIES: dict[str, StudySpec] = {
             hue_labels=_frozen({"dp2pub": "DP2-Pub LDP, Q⁻¹λ (clusters)", "pram": "PRAM per attribute, Q⁻¹λ"}),
         ),
         PAPER_FIGURE_6,
+        LDP_MARGINALS,
+        LDP_MARGINALS_SVM,
     )
 }

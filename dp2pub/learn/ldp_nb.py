@@ -49,9 +49,9 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dp2pub.mechanisms import ORACLES, postprocess
+from dp2pub.mechanisms import postprocess
 from dp2pub.mechanisms.accounting import split_budget
-from dp2pub.mechanisms.adaptive import adaptive_oracle
+from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float
@@ -209,9 +209,7 @@ class LDPNaiveBayes(ClassifierMixin, BaseEstimator):
         return check_epsilon(self.epsilon)
 
     def _oracle(self, epsilon: float, k: int) -> FrequencyOracle:
-        if self.oracle == "adaptive":
-            return adaptive_oracle(epsilon, int(k))
-        return ORACLES[self.oracle](epsilon=epsilon, k=int(k), **(self.options or {}))
+        return build_oracle(self.oracle, epsilon, k, **(self.options or {}))
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> LDPNaiveBayes:
         """Simulate the users' reports of ``X`` (n, d integer codes) and ``y`` (n labels)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.unary import OUE
@@ -27,3 +28,11 @@ def adaptive_oracle(
     smallest closed-form variance (the first of equals)."""
     oracles = [candidate(epsilon=epsilon, k=k) for candidate in candidates]
     return min(oracles, key=lambda oracle: oracle.variance(1))
+
+
+def build_oracle(name: str, epsilon: float, k: int, **options: object) -> FrequencyOracle:
+    """The oracle ``name`` (a key of :data:`dp2pub.mechanisms.ORACLES`, or ``adaptive``:
+    :func:`adaptive_oracle`, which takes no options) at ``epsilon`` over ``k`` values."""
+    if name == "adaptive":
+        return adaptive_oracle(epsilon, int(k))
+    return ORACLES[name](epsilon=epsilon, k=int(k), **options)

@@ -4,6 +4,7 @@ from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.dppro import DPProPublisher, DPProRelease
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
+from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher
 from dp2pub.publish.ldp_nb import LDPNBPublisher, NaiveBayesRelease
 from dp2pub.publish.oracle_table import (
     ORACLE_PUBLISHERS,
@@ -29,6 +30,7 @@ __all__ = [
     "DPProRelease",
     "GRRPublisher",
     "GRRReportsRelease",
+    "LDPMarginalsPublisher",
     "LDPNBPublisher",
     "MondrianPublisher",
     "NaiveBayesRelease",

@@ -89,7 +89,7 @@ def test_no_arguments_print_the_usage_and_every_study_with_its_title(capsys):
 def test_unknown_study_lists_the_studies(capsys):
     err = _error(capsys, ["nosuch"])
     assert (
-        "unknown study 'nosuch'; available: dp2pub_adult, dp2pub_paper, dp2pub_paper_svm, dp2pub_regimes, fo_variance, kanon_adult, nb_car, nb_uci, seed_tables"
+        "unknown study 'nosuch'; available: dp2pub_adult, dp2pub_paper, dp2pub_paper_svm, dp2pub_regimes, fo_variance, kanon_adult, ldp_marginals, ldp_marginals_svm, nb_car, nb_uci, seed_tables"
         in err
     )
 

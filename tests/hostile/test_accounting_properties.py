@@ -1,7 +1,8 @@
 """Exact privacy accounting, property-based (hypothesis): every mechanism of the registry, on
 random tables (2-6 attributes of 2-5 values), random budgets (1e-3 .. 1e3, none of them round)
 and random settings of its own (DP2-Pub's versions, degrees and cluster caps, hence its cluster
-layouts; PrivBayes's degree and beta; an oracle's strategy; DPPro's label share and labels),
+layouts; PrivBayes's degree and beta; an oracle's strategy; DPPro's label share and labels; the marginal synthesizer's
+selection, oracle and cell cap),
 spends ``epsilon_spent <= epsilon`` exactly: no tolerance, not even one ulp.
 
 Hypothesis runs derandomized (a fixed seed per test), so a run is reproducible and never
@@ -80,6 +81,15 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
             "accounting": st.just("total"),  # per_report spends R x epsilon by request: test_ldp_nb
         }
     ).map(lambda o: o if o["prior"] == "pairs" else {**o, "encoding": "slots"} if o["oracle"] == "grr" else o),
+    "ldp_marginals": st.fixed_dictionaries(
+        {
+            "marginals": st.sampled_from(["adaptive", "all_pairs"]),
+            "oracle": st.sampled_from(["adaptive", "grr", "oue", "olh"]),
+            "select_fraction": st.sampled_from([0.3, 0.5, 0.8]),  # >= 15 pairs' users at n >= 60
+            "max_cells": st.sampled_from([4, 100_000]),  # 4: some attributes measured alone
+            "iterations": st.integers(0, 3),
+        }
+    ),
 }
 
 

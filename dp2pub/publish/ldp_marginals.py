@@ -1,0 +1,227 @@
+"""Publisher ``ldp_marginals``: a table synthesized from consistent noisy marginals under LDP.
+
+The line of work after DP2-Pub measures a few low-dimensional marginals, each from its own
+group of users with the whole budget, instead of every attribute of every user at
+``epsilon / d``:
+
+1. **Measure** (CALM, Zhang et al., CCS 2018, section 4.2): the users are split uniformly at
+   random into disjoint groups, one per marginal; each user reports the value of their
+   group's attribute pair as one value of its joint domain with the whole ``epsilon``
+   (parallel composition: ``epsilon_spent = epsilon``), through a frequency oracle chosen by
+   the domain's size (``oracle: adaptive``: GRR when ``k < 3 e^epsilon + 2``, else OUE; Wang
+   et al., USENIX Security 2017) or a fixed one. Each estimate is unbiased with the oracle's
+   closed-form variance for its group's size.
+2. **Select** (``marginals``): ``all_pairs`` measures every pair of attributes once;
+   ``adaptive`` spends a ``select_fraction`` of the users on a first estimate of every pair,
+   picks the pairs worth measuring again by PrivSyn's greedy rule on their estimated
+   dependence (:mod:`dp2pub.synthesis.selection`) and splits the other users among those; a
+   chosen pair's two estimates are combined with inverse-variance weights.
+3. **Make consistent** (CALM section 4.4): all estimates made non-negative and agreeing on
+   shared attributes (:mod:`dp2pub.synthesis.consistency`).
+4. **Synthesize** ``n`` records matching the chosen pairs and the 1-way marginals with
+   PrivSyn's GUM (:mod:`dp2pub.synthesis.gum`).
+
+Steps 2-4 are post-processing of the reports (the choice of pairs reads only first-phase
+reports, which are differentially private). Attributes in no pair of at most ``max_cells``
+cells are measured alone, by a group of their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from dp2pub.data.dataset import Dataset
+from dp2pub.data.marginals import joint_codes
+from dp2pub.mechanisms.accounting import Spend
+from dp2pub.mechanisms.adaptive import build_oracle
+from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.release import TableRelease
+from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
+from dp2pub.synthesis.gum import gum
+from dp2pub.synthesis.selection import dependence, select_pairs
+from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int
+
+MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
+MARGINAL_ORACLES: tuple[str, ...] = ("adaptive", "grr", "oue", "olh")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """An unbiased estimate of one marginal, its per-cell variance, its per-user variance
+    (the oracle's at n = 1) and the users behind it."""
+
+    table: np.ndarray
+    variance: float
+    user_variance: float
+    users: int
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the users reported: every group (its marginal and its users' row indices, the
+    groups disjoint), the estimate of every marginal measured (a chosen pair's two estimates
+    combined), and the marginals chosen for the synthesis."""
+
+    groups: list[tuple[tuple[int, ...], np.ndarray]]
+    measured: dict[tuple[int, ...], Measured]
+    chosen: list[tuple[int, ...]]
+
+
+def measure(
+    data: Dataset, key: tuple[int, ...], users: np.ndarray, epsilon: float, oracle: str, rng: np.random.Generator
+) -> Measured:
+    """The users ``users`` (row indices) report their values on ``key`` as one value of its
+    joint domain through ``oracle`` at ``epsilon``; the unbiased estimate of its marginal."""
+    shape = tuple(int(data.domain.sizes[a]) for a in key)
+    k = math.prod(shape)
+    if k < 2:
+        return Measured(np.ones(shape), 0.0, 0.0, users.size)  # a constant: nothing to learn
+    channel = build_oracle(oracle, epsilon, k)
+    values = joint_codes(data.codes[np.ix_(users, np.array(key))], shape)
+    estimate = channel.estimate(channel.perturb(values, rng), "unbiased").reshape(shape)
+    return Measured(estimate, channel.variance(users.size), channel.variance(1), users.size)
+
+
+def combine(a: Measured, b: Measured) -> Measured:
+    """Two independent unbiased estimates of one marginal, weighted by inverse variance (an
+    exact one, of a one-cell marginal, as it is)."""
+    if a.variance == 0.0:
+        return a
+    wa, wb = 1.0 / a.variance, 1.0 / b.variance
+    table = (wa * a.table + wb * b.table) / (wa + wb)
+    users = a.users + b.users
+    return Measured(table, 1.0 / (wa + wb), a.user_variance, users)
+
+
+def split_users(users: np.ndarray, groups: int, key: str) -> list[np.ndarray]:
+    """``users`` split into ``groups`` groups whose sizes differ by at most one.
+
+    Raises:
+        ConfigError: when some group would be empty.
+    """
+    if users.size < groups:
+        raise ConfigError(key, int(users.size), f"at least {groups} users, one for each marginal measured")
+    return np.array_split(users, groups)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LDPMarginalsPublisher(Publisher):
+    """``mechanism=ldp_marginals``: disjoint groups of users each report one marginal with the
+    whole epsilon; consistent estimates; a table synthesized by GUM (see the module)."""
+
+    name: ClassVar[str] = "ldp_marginals"
+    marginals: str = "adaptive"
+    oracle: str = "adaptive"
+    select_fraction: float = 0.2
+    max_cells: int = 100_000
+    iterations: int = 50
+    consistency_rounds: int = 100
+
+    def __post_init__(self) -> None:
+        check_choice(self.marginals, "marginals", MARGINALS)
+        check_choice(self.oracle, "oracle", MARGINAL_ORACLES)
+        check_float(self.select_fraction, "select_fraction", 0.0, 1.0)
+        check_int(self.max_cells, "max_cells", 4)
+        check_int(self.iterations, "iterations", 0)
+        check_int(self.consistency_rounds, "consistency_rounds", 1)
+
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
+        """The synthetic records (int64) and a few per-user arrays of GUM and of the reports
+        (OUE's bits: one byte a cell for the users of a group, at most all of them)."""
+        largest = max((int(a) * int(b) for a, b in itertools.combinations(sizes, 2)), default=1)
+        return working_bytes(n, sizes) + 8 * n * len(sizes) + 64 * n + n * min(largest, self.max_cells)
+
+    def candidates(self, sizes: np.ndarray) -> list[tuple[int, ...]]:
+        """Every pair of at most ``max_cells`` cells, then each attribute in none of them alone."""
+        pairs = itertools.combinations(range(len(sizes)), 2)
+        return _with_uncovered([(a, b) for a, b in pairs if sizes[a] * sizes[b] <= self.max_cells], len(sizes))
+
+    def survey(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Survey:
+        """Steps 1-2: the users split into disjoint groups, each group's reports of its
+        marginal, and the marginals chosen for the synthesis."""
+        candidates = self.candidates(data.domain.sizes)
+        users = rng.permutation(data.n)
+        cut = data.n if self.marginals == "all_pairs" else round(self.select_fraction * data.n)
+        groups = list(zip(candidates, split_users(users[:cut], len(candidates), self.users_key)))
+        first = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups}
+        if self.marginals == "all_pairs":
+            return Survey(groups, first, candidates)
+        chosen = self.choose(first, data.n - cut, data.d)
+        again = _with_uncovered(chosen, data.d)
+        groups += zip(again, split_users(users[cut:], len(again), self.users_key))
+        second = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups[len(candidates) :]}
+        measured = {**first, **{key: combine(first[key], m) if key in first else m for key, m in second.items()}}
+        return Survey(groups, measured, chosen)
+
+    def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        epsilon = check_epsilon(epsilon)
+        start = time.perf_counter()
+        survey = self.survey(data, epsilon, rng)
+        timed = {"measure": time.perf_counter() - start}
+        tables, consistency = consistent(survey.measured, self.consistency_rounds)
+        timed["consistency"] = time.perf_counter() - start - timed["measure"]
+        one_way = [_one_way(tables, a) for a in range(data.d)]
+        targets = {key: tables[key] for key in _with_uncovered(survey.chosen, data.d)}
+        records = gum(targets, one_way, data.n, rng, self.iterations)
+        timed["synthesis"] = time.perf_counter() - start - sum(timed.values())
+        label = {key: "+".join(data.domain.names[a] for a in key) for key in survey.measured}
+        ledger = [Spend("report", label[key], epsilon, f"group {i}") for i, (key, _) in enumerate(survey.groups)]
+        extra = {
+            "marginals_measured": float(len(survey.measured)),
+            "pairs_chosen": float(sum(len(key) == 2 for key in survey.chosen)),
+            "consistency_rounds": float(consistency.rounds),
+            "consistency_converged": float(consistency.converged),
+        }
+        measured = {"measured": [label[key] for key, _ in survey.groups], "chosen": [label[k] for k in survey.chosen]}
+        return Outcome(TableRelease(data.with_codes(records)), ledger, timed, extra, {"marginals": measured})
+
+    @property
+    def users_key(self) -> str:
+        """The key to change when there are too few users for the groups."""
+        return "dataset.n" if self.marginals == "all_pairs" else "mechanism.select_fraction"
+
+    def choose(self, first: dict[tuple[int, ...], Measured], second_users: int, d: int) -> list[tuple[int, ...]]:
+        """The pairs PrivSyn's greedy rule picks from their first estimates (against 1-way
+        marginals made consistent from all of them)."""
+        pairs = [(key[0], key[1]) for key in first if len(key) == 2]
+        if not pairs:
+            return []
+        tables, _ = consistent(first, 1)
+        one_way = [_one_way(tables, a) for a in range(d)]
+        scores = [dependence(first[(a, b)].table, first[(a, b)].variance, one_way[a], one_way[b]) for a, b in pairs]
+        picked = select_pairs(
+            pairs,
+            np.array(scores),
+            np.array([first[key].table.size for key in pairs]),
+            np.array([first[key].user_variance for key in pairs]),
+            np.array([first[key].users for key in pairs]),
+            second_users,
+        )
+        return [pairs[i] for i in picked]
+
+
+def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tuple[Tables, Consistency]:
+    """:func:`~dp2pub.synthesis.consistency.make_consistent` of the estimates (an exact one
+    weighs as much as a float allows)."""
+    variances = {key: max(m.variance, sys.float_info.min) for key, m in measured.items()}
+    return make_consistent({key: m.table for key, m in measured.items()}, variances, rounds)
+
+
+def _with_uncovered(chosen: list[tuple[int, ...]], d: int) -> list[tuple[int, ...]]:
+    """``chosen``, then each attribute in none of them alone."""
+    covered = {a for key in chosen for a in key}
+    return [*chosen, *((a,) for a in range(d) if a not in covered)]
+
+
+def _one_way(tables: Tables, attribute: int) -> np.ndarray:
+    """Attribute ``attribute``'s 1-way marginal from the first consistent table that holds it."""
+    key = next(key for key in tables if attribute in key)
+    return tables[key].sum(axis=tuple(i for i, a in enumerate(key) if a != attribute))

@@ -1,0 +1,125 @@
+"""``mechanism=ldp_marginals``: disjoint groups, one report a user at the whole epsilon, unbiased
+marginals with the oracle's variance for the group's size, and a table that keeps the pairs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dp2pub.audit import satisfies_ldp
+from dp2pub.data.dataset import Dataset
+from dp2pub.data.domain import Domain
+from dp2pub.data.marginals import marginal_counts
+from dp2pub.mechanisms import GRR, OUE
+from dp2pub.mechanisms.adaptive import build_oracle
+from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher, measure
+from dp2pub.validation import ConfigError
+from tests.synthesis.test_consistency import chain
+from tests.synthesis.test_gum import sampling_tvd
+
+Z = 4.5
+
+
+def table(codes: np.ndarray, sizes: tuple[int, ...]) -> Dataset:
+    return Dataset(codes.astype(np.int64), Domain.from_sizes(list(sizes)))
+
+
+@pytest.mark.parametrize("marginals", ["adaptive", "all_pairs"])
+@pytest.mark.parametrize("epsilon", [0.7, 3.1])
+def test_every_user_reports_once_in_disjoint_groups_at_the_whole_epsilon(marginals, epsilon):
+    rng = np.random.default_rng(0)
+    data = table(chain(3_000, (2, 3, 4, 3, 2), rng), (2, 3, 4, 3, 2))
+    publisher = LDPMarginalsPublisher(marginals=marginals, iterations=2)
+    survey = publisher.survey(data, epsilon, np.random.default_rng(1))
+    users = np.concatenate([group for _, group in survey.groups])
+    assert np.array_equal(np.sort(users), np.arange(data.n))  # each user in exactly one group
+    outcome = publisher.publish(data, epsilon, np.random.default_rng(1))
+    assert len(outcome.ledger) == len(survey.groups)
+    assert {item.epsilon for item in outcome.ledger} == {epsilon}
+    assert len({item.users for item in outcome.ledger}) == len(outcome.ledger)
+    assert outcome.epsilon_spent == epsilon  # parallel composition, exactly
+    assert outcome.published is not None and outcome.published.codes.shape == data.codes.shape
+
+
+@pytest.mark.parametrize("oracle", ["adaptive", "grr", "oue", "olh"])
+@pytest.mark.parametrize(("epsilon", "k"), [(0.5, 6), (1.0, 12), (2.0, 4)])
+def test_every_oracle_a_group_uses_meets_epsilon_exactly(oracle, epsilon, k):
+    channel = build_oracle(oracle, epsilon, k).transition_matrix()
+    assert satisfies_ldp(channel, epsilon)
+    assert not satisfies_ldp(channel, epsilon - 1e-3)
+
+
+def test_the_adaptive_oracle_follows_the_variance_rule_on_the_joint_domain():
+    assert isinstance(build_oracle("adaptive", 1.0, 10), GRR)  # 10 < 3e + 2 = 10.15
+    assert isinstance(build_oracle("adaptive", 1.0, 11), OUE)
+
+
+@pytest.mark.parametrize(("sizes", "epsilon", "kind"), [((2, 3), 1.0, GRR), ((5, 4), 1.0, OUE)])
+def test_a_marginal_estimate_is_unbiased_with_the_oracles_variance_for_its_group(sizes, epsilon, kind):
+    rng = np.random.default_rng(3)
+    codes = chain(4_000, sizes, rng)
+    codes[(codes[:, 0] == 1) & (codes[:, 1] == 0), 1] = 1  # the cell (1, 0) is empty
+    data = table(codes, sizes)
+    group = np.arange(500)  # the group: 500 of the 4,000 users
+    truth = marginal_counts(codes[group], sizes) / group.size
+    reps = 1_500
+    draws = [measure(data, (0, 1), group, epsilon, "adaptive", rng) for _ in range(reps)]
+    estimates = np.array([m.table for m in draws])
+    oracle = build_oracle("adaptive", epsilon, math.prod(sizes))
+    assert isinstance(oracle, kind)
+    p, q, n = oracle.p_star, oracle.q_star, group.size
+    exact_var = (truth * p * (1 - p) + (1 - truth) * q * (1 - q)) / (n * (p - q) ** 2)  # Wang et al., Thm 2
+    assert np.all(np.abs(estimates.mean(axis=0) - truth) < Z * np.sqrt(exact_var / reps))
+    # the empty cell's variance is the closed form of the group's size ...
+    assert draws[0].variance == oracle.variance(n)
+    tolerance = Z * math.sqrt(2 / (reps - 1))  # relative standard error of a sample variance
+    assert abs(estimates[:, 1, 0].var(ddof=1) / draws[0].variance - 1) < tolerance
+    # ... not of all users' (a plausible mistake, 8x smaller)
+    assert abs(estimates[:, 1, 0].var(ddof=1) / oracle.variance(data.n) - 1) > tolerance
+
+
+def test_noise_free_marginals_give_a_table_with_the_same_pairs_within_sampling_error():
+    rng = np.random.default_rng(4)
+    sizes = (2, 3, 3, 2)
+    data = table(chain(12_000, sizes, rng), sizes)
+    publisher = LDPMarginalsPublisher(marginals="all_pairs")  # 6 groups of 2,000 users
+    outcome = publisher.publish(data, 60.0, np.random.default_rng(5))  # GRR: no report is changed
+    start = LDPMarginalsPublisher(marginals="all_pairs", iterations=0).publish(data, 60.0, np.random.default_rng(5))
+    assert outcome.published is not None and start.published is not None
+    worst, worst_start = 0.0, 0.0
+    for a, b in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]:
+        truth = marginal_counts(data.codes[:, [a, b]], [sizes[a], sizes[b]]) / data.n
+        bound = 3 * sampling_tvd(truth, 2_000)  # each pair is measured from a group of 2,000
+        for published, name in ((outcome.published, "gum"), (start.published, "start")):
+            got = marginal_counts(published.codes[:, [a, b]], [sizes[a], sizes[b]]) / data.n
+            ratio = 0.5 * np.abs(got - truth).sum() / bound
+            worst, worst_start = (max(worst, ratio), worst_start) if name == "gum" else (worst, max(worst_start, ratio))
+    assert worst < 1  # every pair of the synthetic table within 3x sampling error
+    assert worst_start > 5  # independent attributes (no GUM rounds) are far outside it
+
+
+def test_adaptive_selection_measures_the_dependent_pair_again_first():
+    rng = np.random.default_rng(6)
+    n, sizes = 20_000, (3, 3, 2, 2)
+    codes = rng.integers(0, sizes, size=(n, 4))
+    codes[:, 1] = np.where(rng.random(n) < 0.9, codes[:, 0], codes[:, 1])  # only 0 and 1 are tied
+    survey = LDPMarginalsPublisher(iterations=0).survey(table(codes, sizes), 2.0, np.random.default_rng(7))
+    assert survey.chosen[0] == (0, 1)
+
+
+def test_bad_settings_and_too_few_users_are_refused_naming_the_key():
+    with pytest.raises(ConfigError, match="marginals"):
+        LDPMarginalsPublisher(marginals="all_triples")
+    with pytest.raises(ConfigError, match="oracle"):
+        LDPMarginalsPublisher(oracle="rappor")
+    with pytest.raises(ConfigError, match="select_fraction"):
+        LDPMarginalsPublisher(select_fraction=1.0)
+    data = table(chain(40, (2, 2, 2, 2, 2, 2, 2), np.random.default_rng(0)), (2,) * 7)  # 21 pairs
+    with pytest.raises(ConfigError, match=r"mechanism\.select_fraction.*at least 21 users"):
+        LDPMarginalsPublisher().publish(data, 1.0, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match=r"dataset\.n.*at least 21 users"):
+        LDPMarginalsPublisher(marginals="all_pairs").publish(
+            data.rows(np.arange(40) < 20), 1.0, np.random.default_rng(0)
+        )
