@@ -101,14 +101,17 @@ def combine(a: Measured, b: Measured) -> Measured:
     return Measured(table, 1.0 / (wa + wb), a.user_variance, users)
 
 
-def split_users(users: np.ndarray, groups: int, key: str) -> list[np.ndarray]:
+def split_users(users: np.ndarray, groups: int, key: str, value: object) -> list[np.ndarray]:
     """``users`` split into ``groups`` groups whose sizes differ by at most one.
 
     Raises:
-        ConfigError: when some group would be empty.
+        ConfigError: naming ``key`` (whose ``value`` decided how many users there are) when
+            some group would be empty.
     """
     if users.size < groups:
-        raise ConfigError(key, int(users.size), f"at least {groups} users, one for each marginal measured")
+        raise ConfigError(
+            key, value, f"a value that leaves at least {groups} users for {groups} marginals (not {users.size})"
+        )
     return np.array_split(users, groups)
 
 
@@ -150,13 +153,13 @@ class LDPMarginalsPublisher(Publisher):
         candidates = self.candidates(data.domain.sizes)
         users = rng.permutation(data.n)
         cut = data.n if self.marginals == "all_pairs" else round(self.select_fraction * data.n)
-        groups = list(zip(candidates, split_users(users[:cut], len(candidates), self.users_key)))
+        groups = list(zip(candidates, split_users(users[:cut], len(candidates), *self.users_key(data.n))))
         first = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups}
         if self.marginals == "all_pairs":
             return Survey(groups, first, candidates)
         chosen = self.choose(first, data.n - cut, data.d)
         again = _with_uncovered(chosen, data.d)
-        groups += zip(again, split_users(users[cut:], len(again), self.users_key))
+        groups += zip(again, split_users(users[cut:], len(again), *self.users_key(data.n)))
         second = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups[len(candidates) :]}
         measured = {**first, **{key: combine(first[key], m) if key in first else m for key, m in second.items()}}
         return Survey(groups, measured, chosen)
@@ -183,10 +186,11 @@ class LDPMarginalsPublisher(Publisher):
         measured = {"measured": [label[key] for key, _ in survey.groups], "chosen": [label[k] for k in survey.chosen]}
         return Outcome(TableRelease(data.with_codes(records)), ledger, timed, extra, {"marginals": measured})
 
-    @property
-    def users_key(self) -> str:
-        """The key to change when there are too few users for the groups."""
-        return "dataset.n" if self.marginals == "all_pairs" else "mechanism.select_fraction"
+    def users_key(self, n: int) -> tuple[str, object]:
+        """The key to change when there are too few users for the groups, and its value."""
+        return (
+            ("dataset.n", n) if self.marginals == "all_pairs" else ("mechanism.select_fraction", self.select_fraction)
+        )
 
     def choose(self, first: dict[tuple[int, ...], Measured], second_users: int, d: int) -> list[tuple[int, ...]]:
         """The pairs PrivSyn's greedy rule picks from their first estimates (against 1-way

@@ -117,9 +117,11 @@ def test_bad_settings_and_too_few_users_are_refused_naming_the_key():
     with pytest.raises(ConfigError, match="select_fraction"):
         LDPMarginalsPublisher(select_fraction=1.0)
     data = table(chain(40, (2, 2, 2, 2, 2, 2, 2), np.random.default_rng(0)), (2,) * 7)  # 21 pairs
-    with pytest.raises(ConfigError, match=r"mechanism\.select_fraction.*at least 21 users"):
+    with pytest.raises(
+        ConfigError, match=r"mechanism\.select_fraction=0\.2 .*leaves at least 21 users for 21 marginals \(not 8\)"
+    ):
         LDPMarginalsPublisher().publish(data, 1.0, np.random.default_rng(0))
-    with pytest.raises(ConfigError, match=r"dataset\.n.*at least 21 users"):
+    with pytest.raises(ConfigError, match=r"dataset\.n=20 .*leaves at least 21 users for 21 marginals \(not 20\)"):
         LDPMarginalsPublisher(marginals="all_pairs").publish(
             data.rows(np.arange(40) < 20), 1.0, np.random.default_rng(0)
         )
