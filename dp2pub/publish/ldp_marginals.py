@@ -46,7 +46,7 @@ from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
-from dp2pub.synthesis.selection import dependence, select_pairs
+from dp2pub.synthesis.selection import dependence, population_variance, select_pairs
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int
 
 MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
@@ -62,6 +62,13 @@ class Measured:
     variance: float
     user_variance: float
     users: int
+
+    @property
+    def population_variance(self) -> float:
+        """Per-cell variance as an estimate of the whole population's marginal
+        (:func:`~dp2pub.synthesis.selection.population_variance`): what the consistency
+        weights and the selection use."""
+        return float(population_variance(self.user_variance, self.table.size, self.users))
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,7 @@ class LDPMarginalsPublisher(Publisher):
             return []
         tables, _ = consistent(first, 1)
         one_way = [_one_way(tables, a) for a in range(d)]
-        scores = [dependence(first[(a, b)].table, first[(a, b)].variance, one_way[a], one_way[b]) for a, b in pairs]
+        scores = [dependence(first[p].table, first[p].population_variance, one_way[p[0]], one_way[p[1]]) for p in pairs]
         picked = select_pairs(
             pairs,
             np.array(scores),
@@ -215,7 +222,7 @@ class LDPMarginalsPublisher(Publisher):
 def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tuple[Tables, Consistency]:
     """:func:`~dp2pub.synthesis.consistency.make_consistent` of the estimates (an exact one
     weighs as much as a float allows)."""
-    variances = {key: max(m.variance, sys.float_info.min) for key, m in measured.items()}
+    variances = {key: max(m.population_variance, sys.float_info.min) for key, m in measured.items()}
     return make_consistent({key: m.table for key, m in measured.items()}, variances, rounds)
 
 

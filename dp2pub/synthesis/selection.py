@@ -14,7 +14,9 @@ the L1 norm the estimate's noise alone gives, ``cells * sqrt(2 v / pi)`` (the ex
 ``|N(0, v)|`` of each of its cells), and kept within [0, 2], the range of an L1 distance between
 distributions. The noise error of a measured pair is the expected L1 norm of its estimate's
 error, ``cells * sqrt(2 v / pi)``, with ``v`` the per-cell variance of the first-phase estimate
-combined (inverse-variance weights) with the second phase's. The second phase's users are
+combined (inverse-variance weights) with the second phase's. Both use the variance of a
+group's estimate of the *population's* marginal (:func:`population_variance`): the oracle's
+and the group's sampling variance. The second phase's users are
 split among the chosen pairs and the attributes no chosen pair covers (measured alone).
 """
 
@@ -23,6 +25,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+
+def population_variance(
+    user_variance: np.ndarray | float, cells: np.ndarray | int, users: np.ndarray | float
+) -> np.ndarray:
+    """Per-cell variance of a group's estimate of the whole population's marginal: the
+    oracle's ``user_variance / users`` plus the group's own sampling variance ``p (1 - p) /
+    users``, taken at the uniform ``p = 1 / cells`` (its largest mean over the cells). The
+    second term dominates at large budgets, where it keeps more pairs from being chosen than
+    the users can measure."""
+    cells = np.asarray(cells, dtype=np.float64)
+    return (np.asarray(user_variance) + (1.0 - 1.0 / cells) / cells) / np.asarray(users)
 
 
 def expected_l1(cells: np.ndarray | int, variance: np.ndarray | float) -> np.ndarray:
@@ -65,7 +79,7 @@ def select_pairs(
     best = float(dependency.sum())
 
     def noise(groups: int) -> np.ndarray:
-        return expected_l1(cells, user_variance / (first_users + second_users / groups))
+        return expected_l1(cells, population_variance(user_variance, cells, first_users + second_users / groups))
 
     while len(chosen) < dependency.size:
         new = np.array([(a not in covered) + (b not in covered) for a, b in pairs])

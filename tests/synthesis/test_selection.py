@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dp2pub.synthesis.selection import dependence, expected_l1, select_pairs
+from dp2pub.synthesis.selection import dependence, expected_l1, population_variance, select_pairs
 
 
 def test_expected_l1_is_the_mean_absolute_value_of_gaussian_noise():
@@ -52,8 +52,26 @@ def test_the_second_phase_users_are_shared_by_pairs_and_uncovered_attributes():
     # 4 attributes; choosing (0, 1) leaves 2 and 3 to be measured alone: 3 groups share the users.
     # The pair is worth it exactly when its dependence beats its noise with a third of the users.
     v, first, second = 1.0, 100, 10_000
-    cost = float(expected_l1(4, v / (first + second / 3)))
+    cost = float(expected_l1(4, population_variance(v, 4, first + second / 3)))
     assert choose([cost * 1.01, 0, 0, 0], v, first, second) == [0]
     assert choose([cost * 0.99, 0, 0, 0], v, first, second) == []
     # a mistake that ignored the uncovered attributes (the pair alone: all users) would choose it
-    assert float(expected_l1(4, v / (first + second))) < cost * 0.99
+    assert float(expected_l1(4, population_variance(v, 4, first + second))) < cost * 0.99
+
+
+def test_at_large_budgets_the_groups_sampling_error_keeps_pairs_out():
+    # an oracle of almost no noise: only the sampling error of a group of the users is left
+    assert choose([0.1, 0, 0, 0], user_variance=1e-9, first=10, second=300) == []
+    assert float(expected_l1(4, 1e-9 / (10 + 300 / 3))) < 0.1  # without the sampling term: chosen
+
+
+def test_population_variance_is_the_oracles_plus_the_groups_sampling_variance():
+    rng = np.random.default_rng(3)
+    population = rng.integers(0, 4, size=200_000)  # p near 1/4 in each cell
+    groups = np.array(
+        [np.bincount(rng.choice(population, 500, replace=False), minlength=4) / 500 for _ in range(4_000)]
+    )
+    measured = groups.var(axis=0, ddof=1).mean()
+    tolerance = 4.5 * math.sqrt(2 / (4_000 - 1))
+    assert abs(measured / population_variance(0.0, 4, 500) - 1) < tolerance
+    assert population_variance(2.0, 4, 500) == pytest.approx((2.0 + 3 / 16) / 500)
