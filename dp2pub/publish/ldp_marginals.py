@@ -46,7 +46,7 @@ from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
-from dp2pub.synthesis.selection import dependence, population_variance, select_pairs
+from dp2pub.synthesis.selection import cell_variances, dependence, select_pairs
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int
 
 MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
@@ -65,10 +65,10 @@ class Measured:
 
     @property
     def population_variance(self) -> float:
-        """Per-cell variance as an estimate of the whole population's marginal
-        (:func:`~dp2pub.synthesis.selection.population_variance`): what the consistency
-        weights and the selection use."""
-        return float(population_variance(self.user_variance, self.table.size, self.users))
+        """Mean per-cell variance as an estimate of the whole population's marginal: the
+        oracle's and the group's sampling variance (:func:`~dp2pub.synthesis.selection.cell_variances`,
+        at the estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
+        return float(cell_variances(self.user_variance, self.table).mean()) / self.users
 
 
 @dataclass(frozen=True)
@@ -201,19 +201,23 @@ class LDPMarginalsPublisher(Publisher):
 
     def choose(self, first: dict[tuple[int, ...], Measured], second_users: int, d: int) -> list[tuple[int, ...]]:
         """The pairs PrivSyn's greedy rule picks from their first estimates (against 1-way
-        marginals made consistent from all of them)."""
+        marginals, and with cell frequencies, made consistent from all of them)."""
         pairs = [(key[0], key[1]) for key in first if len(key) == 2]
         if not pairs:
             return []
         tables, _ = consistent(first, 1)
         one_way = [_one_way(tables, a) for a in range(d)]
-        scores = [dependence(first[p].table, first[p].population_variance, one_way[p[0]], one_way[p[1]]) for p in pairs]
+
+        def one_way_of(pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+            return one_way[pair[0]], one_way[pair[1]]
+
         picked = select_pairs(
             pairs,
-            np.array(scores),
-            np.array([first[key].table.size for key in pairs]),
-            np.array([first[key].user_variance for key in pairs]),
-            np.array([first[key].users for key in pairs]),
+            np.array(
+                [dependence(first[p].table, first[p].user_variance, first[p].users, *one_way_of(p)) for p in pairs]
+            ),
+            np.array([np.sqrt(cell_variances(first[p].user_variance, tables[p])).sum() for p in pairs]),
+            np.array([first[p].users for p in pairs]),
             second_users,
         )
         return [pairs[i] for i in picked]

@@ -10,14 +10,18 @@ PrivSyn measures InDif on the true data (central DP, with noise). Under LDP nobo
 true data, so here InDif is estimated in a first phase: each candidate pair's unbiased estimate
 made by its own group of users, against the product of the two attributes' 1-way marginals
 estimated from all the first-phase reports (so much less noisy than the pair's own sums), less
-the L1 norm the estimate's noise alone gives, ``cells * sqrt(2 v / pi)`` (the expected
-``|N(0, v)|`` of each of its cells), and kept within [0, 2], the range of an L1 distance between
-distributions. The noise error of a measured pair is the expected L1 norm of its estimate's
-error, ``cells * sqrt(2 v / pi)``, with ``v`` the per-cell variance of the first-phase estimate
-combined (inverse-variance weights) with the second phase's. Both use the variance of a
-group's estimate of the *population's* marginal (:func:`population_variance`): the oracle's
-and the group's sampling variance. The second phase's users are
-split among the chosen pairs and the attributes no chosen pair covers (measured alone).
+the L1 norm the estimate's error alone would give if the attributes were independent, and
+kept within [0, 2], the range of an L1 distance between distributions. The noise error of a
+measured pair is the expected L1 norm of its estimate's error with the users of both phases.
+
+Both errors are errors against the *population's* marginal: a group of ``m`` users estimates
+cell ``c`` with variance ``(V + p_c (1 - p_c)) / m`` (:func:`cell_variances`): the oracle's
+``V`` (its variance at frequencies near 0, :meth:`FrequencyOracle.variance` at ``n = 1``) and
+the sampling variance of ``m`` users drawn from the population. The second dominates at large
+budgets; without it the rule would choose more pairs than the users can measure well. A sum
+of independent ``N(0, v_c / m)`` errors has the expected L1 norm
+``sqrt(2 / (pi m)) * sum_c sqrt(v_c)`` (:func:`expected_l1`). The second phase's users are
+split among the chosen pairs and the attributes they leave uncovered (measured alone).
 """
 
 from __future__ import annotations
@@ -27,36 +31,33 @@ import math
 import numpy as np
 
 
-def population_variance(
-    user_variance: np.ndarray | float, cells: np.ndarray | int, users: np.ndarray | float
-) -> np.ndarray:
-    """Per-cell variance of a group's estimate of the whole population's marginal: the
-    oracle's ``user_variance / users`` plus the group's own sampling variance ``p (1 - p) /
-    users``, taken at the uniform ``p = 1 / cells`` (its largest mean over the cells). The
-    second term dominates at large budgets, where it keeps more pairs from being chosen than
-    the users can measure."""
-    cells = np.asarray(cells, dtype=np.float64)
-    return (np.asarray(user_variance) + (1.0 - 1.0 / cells) / cells) / np.asarray(users)
+def cell_variances(user_variance: float, freq: np.ndarray) -> np.ndarray:
+    """Per-user variance of each cell of a group's estimate of the population's marginal
+    ``freq``: the oracle's ``user_variance`` plus the sampling variance ``p (1 - p)``."""
+    p = np.clip(np.asarray(freq, dtype=np.float64), 0.0, 1.0)
+    return user_variance + p * (1.0 - p)
 
 
-def expected_l1(cells: np.ndarray | int, variance: np.ndarray | float) -> np.ndarray:
-    """Expected L1 norm of ``cells`` independent N(0, ``variance``) errors."""
-    return np.asarray(cells) * np.sqrt(2.0 * np.asarray(variance) / math.pi)
+def expected_l1(variances: np.ndarray, users: float | np.ndarray = 1.0) -> np.ndarray:
+    """Expected L1 norm of independent N(0, ``variances[c] / users``) errors (along the last
+    axis): ``sqrt(2 / (pi users)) * sum_c sqrt(variances[c])``."""
+    return np.sqrt(2.0 / (math.pi * np.asarray(users, dtype=np.float64))) * np.sqrt(variances).sum(axis=-1)
 
 
-def dependence(table: np.ndarray, variance: float, first: np.ndarray, second: np.ndarray) -> float:
-    """Estimated InDif of a pair from an unbiased estimate ``table`` (k_a x k_b, per-cell
-    variance ``variance``) and estimates of its 1-way marginals ``first`` and ``second``: the
-    distance to their product, less what the noise alone gives, within [0, 2]."""
-    excess = np.abs(table - np.outer(first, second)).sum() - expected_l1(table.size, variance)
-    return float(np.clip(excess, 0.0, 2.0))
+def dependence(table: np.ndarray, user_variance: float, users: int, first: np.ndarray, second: np.ndarray) -> float:
+    """Estimated InDif of a pair from the unbiased estimate ``table`` (k_a x k_b) of ``users``
+    users whose oracle has per-user variance ``user_variance``, and estimates of its 1-way
+    marginals ``first`` and ``second``: the distance to their product, less what the error
+    alone gives under independence, within [0, 2]."""
+    product = np.outer(first, second)
+    noise = expected_l1(cell_variances(user_variance, product).ravel(), users)
+    return float(np.clip(np.abs(table - product).sum() - noise, 0.0, 2.0))
 
 
 def select_pairs(
     pairs: list[tuple[int, int]],
     dependency: np.ndarray,
-    cells: np.ndarray,
-    user_variance: np.ndarray,
+    scale: np.ndarray,
     first_users: np.ndarray,
     second_users: int,
 ) -> list[int]:
@@ -65,9 +66,9 @@ def select_pairs(
     Args:
         pairs: the candidate pairs of attributes.
         dependency: each pair's estimated InDif (:func:`dependence`).
-        cells: each pair's number of cells.
-        user_variance: each pair's per-cell variance of one user's report
-            (:meth:`FrequencyOracle.variance` at ``n = 1``).
+        scale: each pair's ``sum_c sqrt(v_c)`` over its cells' per-user variances
+            (:func:`cell_variances`): its estimate from ``m`` users errs by
+            ``sqrt(2 / (pi m)) * scale`` in expected L1 norm.
         first_users: users behind each pair's first-phase estimate.
         second_users: the users of the second phase, split evenly among the chosen pairs and
             the attributes they leave uncovered.
@@ -79,7 +80,7 @@ def select_pairs(
     best = float(dependency.sum())
 
     def noise(groups: int) -> np.ndarray:
-        return expected_l1(cells, population_variance(user_variance, cells, first_users + second_users / groups))
+        return np.sqrt(2.0 / (math.pi * (first_users + second_users / groups))) * scale
 
     while len(chosen) < dependency.size:
         new = np.array([(a not in covered) + (b not in covered) for a, b in pairs])
