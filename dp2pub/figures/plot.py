@@ -97,10 +97,34 @@ def _with_panels(spec: StudySpec, frame: pd.DataFrame, sizes: dict[str, str] | N
     )
 
 
+#: On a log x axis, the least distance between two labelled ticks, as a share of the axis's
+#: log range (a tenth: 0.2, 0.4, 0.6, 1, 1.6, 4, 8 of the grid 0.2, 0.4, ..., 1.6, 2, 4, 8).
+LOG_TICK_GAP = 0.1
+
+
+def tick_labels(xs: np.ndarray, log: bool) -> list[str]:
+    """The labels of ticks at ``xs`` (sorted): every one on a linear axis; on a log axis the
+    first and the last, and between them each tick at least :data:`LOG_TICK_GAP` of the log
+    range from the last labelled one and from the last tick, the others left blank so that
+    labels never run into each other."""
+    labels = [_fmt(float(x)) for x in xs]
+    position = np.log(np.asarray(xs, dtype=float)) if log and len(xs) > 2 and xs[0] > 0 else None
+    if position is None:
+        return labels
+    gap = LOG_TICK_GAP * (position[-1] - position[0])
+    last = position[0]
+    for i in range(1, len(xs) - 1):
+        if position[i] - last >= gap and position[-1] - position[i] >= gap:
+            last = position[i]
+        else:
+            labels[i] = ""
+    return labels
+
+
 def _ticks(ax: Axes, spec: StudySpec, xs: np.ndarray) -> None:
     if spec.log_x:
         ax.set_xscale("log")
-    ax.set_xticks(xs, labels=[_fmt(float(x)) for x in xs])
+    ax.set_xticks(xs, labels=tick_labels(xs, spec.log_x))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.tick_params(axis="x", which="minor", length=0)
 

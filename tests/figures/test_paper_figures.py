@@ -3,13 +3,14 @@
 from dataclasses import replace
 
 import mlflow
+import numpy as np
 import pandas as pd
 import pytest
 
 from dp2pub.figures.aggregate import aggregate
 from dp2pub.figures.cli import main
 from dp2pub.figures.collect import collect, read_runs, runs_csv, write_csv
-from dp2pub.figures.plot import build_figure
+from dp2pub.figures.plot import build_figure, tick_labels
 from dp2pub.figures.studies import STUDIES
 from tests.figures.conftest import log_run
 
@@ -163,3 +164,24 @@ def test_references_of_several_metrics_share_one_legend_entry():
     summary = pd.DataFrame(rows).assign(ci_low=0.7, ci_high=0.9)
     legend = [t.get_text() for t in build_figure(spec, summary).legends[0].get_texts()]
     assert legend.count("non-private") == 1
+
+
+def test_log_axis_labels_ticks_no_closer_than_a_tenth_of_its_range():
+    grid = np.array([0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 2, 4, 8])
+    assert tick_labels(grid, log=True) == ["0.2", "0.4", "0.6", "", "1", "", "", "1.6", "", "4", "8"]
+    assert tick_labels(grid, log=False) == [f"{x:g}" for x in grid]
+    # a grid spaced wider than the gap keeps every label (the studies' doubling budgets)
+    assert tick_labels(np.array([0.5, 1, 2, 4, 8]), log=True) == ["0.5", "1", "2", "4", "8"]
+
+
+def test_a_log_x_figure_draws_every_budget_as_a_tick_and_labels_some():
+    spec = STUDIES["dp2pub_adult"]
+    grid = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 2.0, 4.0, 8.0]
+    rows = [
+        {"mechanism.name": "pram", "epsilon": e, "dataset.name": "adult", "metric": "tvd_2way", "n": 2, "mean": 0.5}
+        for e in grid
+    ]
+    fig = build_figure(spec, pd.DataFrame(rows).assign(ci_low=0.4, ci_high=0.6))
+    ax = next(ax for ax in fig.axes if ax.get_visible() and ax.get_lines())
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == grid
+    assert [t.get_text() for t in ax.get_xticklabels()] == tick_labels(np.array(grid), log=True)
