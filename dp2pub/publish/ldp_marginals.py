@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -146,13 +145,18 @@ class LDPMarginalsPublisher(Publisher):
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The synthetic records (int64) and a few per-user arrays of GUM and of the reports
         (OUE's bits: one byte a cell for the users of a group, at most all of them)."""
-        largest = max((int(a) * int(b) for a, b in itertools.combinations(sizes, 2)), default=1)
-        return working_bytes(n, sizes) + 8 * n * len(sizes) + 64 * n + n * min(largest, self.max_cells)
+        pairs = (int(a) * int(b) for a, b in itertools.combinations(sizes, 2))
+        largest = max([cells for cells in pairs if cells <= self.max_cells] + [int(k) for k in sizes], default=1)
+        return working_bytes(n, sizes) + 8 * n * len(sizes) + 64 * n + n * largest
 
     def candidates(self, sizes: np.ndarray) -> list[tuple[int, ...]]:
-        """Every pair of at most ``max_cells`` cells, then each attribute in none of them alone."""
+        """Every pair of at most ``max_cells`` cells and no constant attribute (which depends on
+        nothing), then each attribute in none of them alone."""
         pairs = itertools.combinations(range(len(sizes)), 2)
-        return _with_uncovered([(a, b) for a, b in pairs if sizes[a] * sizes[b] <= self.max_cells], len(sizes))
+        return _with_uncovered(
+            [(a, b) for a, b in pairs if sizes[a] * sizes[b] <= self.max_cells and min(sizes[a], sizes[b]) > 1],
+            len(sizes),
+        )
 
     def survey(self, data: Dataset, epsilon: float, rng: np.random.Generator) -> Survey:
         """Steps 1-2: the users split into disjoint groups, each group's reports of its
@@ -219,14 +223,15 @@ class LDPMarginalsPublisher(Publisher):
             np.array([np.sqrt(cell_variances(first[p].user_variance, tables[p])).sum() for p in pairs]),
             np.array([first[p].users for p in pairs]),
             second_users,
+            lone=d - len({a for pair in pairs for a in pair}),
         )
         return [pairs[i] for i in picked]
 
 
 def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tuple[Tables, Consistency]:
-    """:func:`~dp2pub.synthesis.consistency.make_consistent` of the estimates (an exact one
-    weighs as much as a float allows)."""
-    variances = {key: max(m.population_variance, sys.float_info.min) for key, m in measured.items()}
+    """:func:`~dp2pub.synthesis.consistency.make_consistent` of the estimates (an exact one,
+    of a constant attribute, sets what it shares)."""
+    variances = {key: m.population_variance for key, m in measured.items()}
     return make_consistent({key: m.table for key, m in measured.items()}, variances, rounds)
 
 

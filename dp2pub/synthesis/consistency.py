@@ -72,7 +72,8 @@ class _Holder:
 
 
 def _plan(tables: Tables, variances: Mapping[tuple[int, ...], float]) -> list[list[_Holder]]:
-    """For each shared set, the marginals that hold it, with normalized inverse-variance weights."""
+    """For each shared set, the marginals that hold it, with normalized inverse-variance weights
+    (exact marginals, of variance 0, share the whole weight equally)."""
     plan = []
     for shared in shared_sets(list(tables)):
         holders = []
@@ -80,10 +81,19 @@ def _plan(tables: Tables, variances: Mapping[tuple[int, ...], float]) -> list[li
             if set(shared) <= set(key):
                 axes = tuple(i for i, a in enumerate(key) if a not in shared)
                 cells = math.prod(tables[key].shape[i] for i in axes)
-                holders.append(_Holder(key, axes, cells, 1.0 / (cells * variances[key])))
-        total = math.fsum(h.weight for h in holders)
-        plan.append([_Holder(h.key, h.axes, h.cells, h.weight / total) for h in holders])
+                holders.append(_Holder(key, axes, cells, _precision(cells * variances[key])))
+        exact = [h for h in holders if math.isinf(h.weight)]
+        if exact:
+            plan.append([_Holder(h.key, h.axes, h.cells, float(h in exact) / len(exact)) for h in holders])
+        else:
+            total = math.fsum(h.weight for h in holders)
+            plan.append([_Holder(h.key, h.axes, h.cells, h.weight / total) for h in holders])
     return plan
+
+
+def _precision(variance: float) -> float:
+    """``1 / variance``, infinite for an exact estimate."""
+    return math.inf if variance == 0.0 else 1.0 / variance
 
 
 def _consistency_pass(tables: Tables, plan: list[list[_Holder]]) -> None:
@@ -106,7 +116,8 @@ def make_consistent(
 
     Args:
         tables: unbiased estimates of marginals (attribute tuple -> frequency array).
-        variances: each estimate's per-cell variance (:meth:`FrequencyOracle.variance`).
+        variances: each estimate's per-cell variance (:meth:`FrequencyOracle.variance`); 0 for
+            an exact one, which then alone sets the marginals it shares.
         max_rounds: at most this many rounds of consistency then Norm-Sub.
         tol: cells above ``-tol`` count as non-negative (and are left as they are).
 

@@ -38,7 +38,9 @@ def test_every_user_reports_once_in_disjoint_groups_at_the_whole_epsilon(margina
     outcome = publisher.publish(data, epsilon, np.random.default_rng(1))
     assert len(outcome.ledger) == len(survey.groups)
     assert {item.epsilon for item in outcome.ledger} == {epsilon}
-    assert len({item.users for item in outcome.ledger}) == len(outcome.ledger)
+    assert [item.attribute for item in outcome.ledger] == [
+        "+".join(data.domain.names[a] for a in key) for key, _ in survey.groups
+    ]  # one spend per group, on the marginal its users reported
     assert outcome.epsilon_spent == epsilon  # parallel composition, exactly
     assert outcome.published is not None and outcome.published.codes.shape == data.codes.shape
 
@@ -125,3 +127,21 @@ def test_bad_settings_and_too_few_users_are_refused_naming_the_key():
         LDPMarginalsPublisher(marginals="all_pairs").publish(
             data.rows(np.arange(40) < 20), 1.0, np.random.default_rng(0)
         )
+
+
+def test_constant_attributes_are_measured_alone_exactly_and_kept_out_of_pairs():
+    rng = np.random.default_rng(8)
+    sizes = (1, 3, 1, 1, 2, 1, 1)  # five constant attributes: five exact marginals share nothing
+    codes = np.zeros((4_000, len(sizes)), dtype=np.int64)
+    codes[:, 1], codes[:, 4] = rng.integers(0, 3, 4_000), rng.integers(0, 2, 4_000)
+    publisher = LDPMarginalsPublisher(iterations=3)
+    assert publisher.candidates(np.array(sizes)) == [(1, 4), (0,), (2,), (3,), (5,), (6,)]
+    outcome = publisher.publish(table(codes, sizes), 1.0, np.random.default_rng(9))
+    assert outcome.epsilon_spent == 1.0 and outcome.published is not None
+    assert np.all(outcome.published.codes[:, [0, 2, 3, 5, 6]] == 0)
+
+
+def test_the_memory_estimate_holds_an_attribute_wider_than_any_pair_measured():
+    publisher = LDPMarginalsPublisher(max_cells=100)
+    narrow, wide = publisher.memory_bytes(1_000, [2, 50, 3]), publisher.memory_bytes(1_000, [2, 500, 3])
+    assert wide - narrow >= 1_000 * (500 - 100)  # OUE's bits of the 500 values measured alone

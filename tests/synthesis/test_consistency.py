@@ -82,3 +82,23 @@ def test_consistent_tables_come_back_unchanged():
     assert result.rounds == 1 and result.converged
     for key in truth:
         np.testing.assert_allclose(tables[key], truth[key], rtol=0, atol=1e-15)
+
+
+def test_exact_marginals_set_what_they_share_however_many_there_are():
+    rng = np.random.default_rng(3)
+    # five constant attributes (one value each, known exactly) and a noisy pair holding one
+    exact = {(a,): np.ones(1) for a in range(5)}
+    noisy = rng.dirichlet(np.ones(4)).reshape(1, 4) * 1.3  # attributes (0, 5), off its total
+    tables, result = make_consistent({**exact, (0, 5): noisy}, {**{k: 0.0 for k in exact}, (0, 5): 0.5})
+    assert result.converged
+    np.testing.assert_allclose(tables[(0, 5)].sum(), 1.0, rtol=0, atol=1e-12)
+    for key in exact:
+        np.testing.assert_array_equal(tables[key], np.ones(1))
+    # two exact tables that disagree on attribute 0 meet halfway, and a noisy one follows them
+    tables, _ = make_consistent(
+        {(0,): np.array([0.2, 0.8]), (0, 1): np.array([[0.1, 0.2], [0.3, 0.4]]), (0, 2): np.full((2, 2), 0.25)},
+        {(0,): 0.0, (0, 1): 0.0, (0, 2): 1e-6},
+        max_rounds=1,
+    )
+    for key, axes in (((0,), ()), ((0, 1), 1), ((0, 2), 1)):
+        np.testing.assert_allclose(tables[key].sum(axis=axes), [0.25, 0.75], rtol=0, atol=1e-15)

@@ -73,6 +73,22 @@ def test_the_second_phase_users_are_shared_by_pairs_and_uncovered_attributes():
     assert math.sqrt(2 / (math.pi * (first + second))) * scale < cost * 0.99
 
 
+def test_attributes_in_no_candidate_pair_still_take_their_share_of_the_users():
+    # as above, with 2 more attributes in no candidate pair (too many cells): 5 groups
+    scale, first, second = 4.0, 100, 10_000
+    cost = math.sqrt(2 / (math.pi * (first + second / 5))) * scale
+    n = len(PAIRS)
+
+    def pick(dependency: float) -> list[int]:
+        return select_pairs(
+            PAIRS, np.array([dependency, 0, 0, 0]), np.full(n, scale), np.full(n, first), second, lone=2
+        )
+
+    assert pick(cost * 1.01) == [0]
+    assert pick(cost * 0.99) == []
+    assert choose([cost * 0.99, 0, 0, 0], scale, first, second) == [0]  # without them: 3 groups, chosen
+
+
 def test_at_large_budgets_the_groups_sampling_error_keeps_pairs_out():
     # an oracle of almost no noise: the sampling error of a group of 110 users is what is left
     scale = float(np.sqrt(cell_variances(1e-9, np.full(4, 0.25))).sum())
