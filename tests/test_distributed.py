@@ -148,13 +148,19 @@ def test_a_server_killed_mid_sweep_fails_the_jobs_in_one_line_and_a_rerun_comple
     args = ["-m", *SLOW, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", *common]
     sweep = start_cli(args, tmp_path)
 
-    def mid_sweep() -> bool:  # a job finished and another one's run is open
-        found = statuses(server.uri, "server_killed")
-        return found["FINISHED"] >= 1 and found["RUNNING"] >= 1
+    def mid_sweep() -> bool:
+        """A job finished and another one computes: its run has no metrics yet (a RUNNING run
+        with metrics may close any moment, and the server's death would then touch no job)."""
+        children = by_role(server.uri, "server_killed")[1]
+        computing = [c for c in children if c.info.status == "RUNNING" and not c.data.metrics]
+        return any(c.info.status == "FINISHED" for c in children) and bool(computing)
 
-    wait_for(mid_sweep, 120, "a finished job and a running one")
+    wait_for(mid_sweep, 120, "a finished job and a computing one")
     server.kill()
-    _, stderr = sweep.communicate(timeout=240)
+    try:
+        _, stderr = sweep.communicate(timeout=240)
+    finally:
+        server.start()  # the same database, the same address (the module's later tests need it)
     assert sweep.returncode == 2, stderr[-3000:]
     assert "Traceback" not in stderr
     errors = [line for line in stderr.splitlines() if line.startswith("dp2pub: error: ")]
@@ -168,7 +174,6 @@ def test_a_server_killed_mid_sweep_fails_the_jobs_in_one_line_and_a_rerun_comple
     assert set(kind) <= set(kinds) and {"lost", "sweep", "parent"} <= set(kind), stderr[-3000:]
     assert "during the job: its run " in stderr  # the job that was running when the server died
 
-    server.start()  # the same database, the same address
     again = run_cli(["-m", *SLOW, "tracking.skip_finished=true", *common], cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     parents, children = by_role(server.uri, "server_killed")
@@ -186,10 +191,11 @@ def test_a_ray_worker_killed_mid_job_fails_that_job_and_a_rerun_completes_it(ser
     sweep = start_cli(["-m", *grid, *ray_args, *common], tmp_path, env=env)
 
     def running_job():
-        running = [c for c in by_role(server.uri, "worker_killed")[1] if c.info.status == "RUNNING"]
-        return running[0] if running else None
+        children = by_role(server.uri, "worker_killed")[1]
+        computing = [c for c in children if c.info.status == "RUNNING" and not c.data.metrics]  # not closing
+        return computing[0] if computing else None
 
-    victim = wait_for(running_job, 120, "a running job")
+    victim = wait_for(running_job, 120, "a computing job")
     os.kill(int(victim.data.tags["dp2pub.pid"]), signal.SIGKILL)
     _, stderr = sweep.communicate(timeout=240)
     assert sweep.returncode == 2, stderr[-3000:]

@@ -228,8 +228,9 @@ PARAM_LABELS = _frozen(
     }
 )
 
-#: The DP2-Pub paper's lines: a mechanism, DP2-Pub's trust model and the prior of PRAM.
-PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior", "mechanism.marginals")
+#: The DP2-Pub paper's lines: a mechanism, DP2-Pub's trust model and the prior of PRAM (and
+#: ldp_marginals' pairs and the level of its test of dependence; null: untested).
+PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior", "mechanism.marginals", "mechanism.select_level")
 PAPER_LABELS = _frozen(
     {
         "dp2pub/local/inverse": "DP2-Pub LDP, Q⁻¹λ (paper)",
@@ -241,7 +242,9 @@ PAPER_LABELS = _frozen(
         "pram/inverse": "PRAM per attribute, Q⁻¹λ",
         "grr": "GRR reports (raw table)",
         "ldp_marginals/adaptive": "LDP marginals + GUM, adaptive pairs (ours)",
+        "ldp_marginals/adaptive/0.05": "LDP marginals + GUM, pairs tested at 0.05 (ours)",
         "ldp_marginals/all_pairs": "LDP marginals + GUM, all pairs (ours)",
+        "ldp_marginals/all_pairs/0.05": "LDP marginals + GUM, all pairs (ours)",
     }
 )
 

@@ -14,7 +14,9 @@ group of users with the whole budget, instead of every attribute of every user a
 2. **Select** (``marginals``): ``all_pairs`` measures every pair of attributes once;
    ``adaptive`` spends a ``select_fraction`` of the users on a first estimate of every pair,
    picks the pairs worth measuring again by PrivSyn's greedy rule on their estimated
-   dependence (:mod:`dp2pub.synthesis.selection`) and splits the other users among those; a
+   dependence, a pair counting as dependent only when a test at the family-wise
+   ``select_level`` says so (None: every positive estimate counts, PrivSyn's rule without a
+   test; :mod:`dp2pub.synthesis.selection`), and splits the other users among those; a
    chosen pair's two estimates are combined with inverse-variance weights.
 3. **Make consistent** (CALM section 4.4): all estimates made non-negative and agreeing on
    shared attributes (:mod:`dp2pub.synthesis.consistency`).
@@ -45,8 +47,8 @@ from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
-from dp2pub.synthesis.selection import cell_variances, dependence, select_pairs
-from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int
+from dp2pub.synthesis.selection import cell_variances, dependence, dependence_margin, select_pairs
+from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int, check_optional_float
 
 MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
 MARGINAL_ORACLES: tuple[str, ...] = ("adaptive", "grr", "oue", "olh")
@@ -54,20 +56,20 @@ MARGINAL_ORACLES: tuple[str, ...] = ("adaptive", "grr", "oue", "olh")
 
 @dataclass(frozen=True)
 class Measured:
-    """An unbiased estimate of one marginal, its per-cell variance, its per-user variance
-    (the oracle's at n = 1) and the users behind it."""
+    """An unbiased estimate of one marginal, its per-cell variance at frequencies near 0, the
+    users behind it and their oracle's support probabilities ``(p*, q*)`` (``(1, 0)``: exact)."""
 
     table: np.ndarray
     variance: float
-    user_variance: float
     users: int
+    support: tuple[float, float]
 
     @property
     def population_variance(self) -> float:
         """Mean per-cell variance as an estimate of the whole population's marginal: the
         oracle's and the group's sampling variance (:func:`~dp2pub.synthesis.selection.cell_variances`,
         at the estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
-        return float(cell_variances(self.user_variance, self.table).mean()) / self.users
+        return float(cell_variances(self.table, *self.support).mean()) / self.users
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,11 @@ def measure(
     shape = tuple(int(data.domain.sizes[a]) for a in key)
     k = math.prod(shape)
     if k < 2:
-        return Measured(np.ones(shape), 0.0, 0.0, users.size)  # a constant: nothing to learn
+        return Measured(np.ones(shape), 0.0, users.size, (1.0, 0.0))  # a constant: nothing to learn
     channel = build_oracle(oracle, epsilon, k)
     values = joint_codes(data.codes[np.ix_(users, np.array(key))], shape)
     estimate = channel.estimate(channel.perturb(values, rng), "unbiased").reshape(shape)
-    return Measured(estimate, channel.variance(users.size), channel.variance(1), users.size)
+    return Measured(estimate, channel.variance(users.size), users.size, (channel.p_star, channel.q_star))
 
 
 def combine(a: Measured, b: Measured) -> Measured:
@@ -103,8 +105,7 @@ def combine(a: Measured, b: Measured) -> Measured:
         return a
     wa, wb = 1.0 / a.variance, 1.0 / b.variance
     table = (wa * a.table + wb * b.table) / (wa + wb)
-    users = a.users + b.users
-    return Measured(table, 1.0 / (wa + wb), a.user_variance, users)
+    return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support)
 
 
 def split_users(users: np.ndarray, groups: int, key: str, value: object) -> list[np.ndarray]:
@@ -130,6 +131,7 @@ class LDPMarginalsPublisher(Publisher):
     marginals: str = "adaptive"
     oracle: str = "adaptive"
     select_fraction: float = 0.2
+    select_level: float | None = None
     max_cells: int = 100_000
     iterations: int = 50
     consistency_rounds: int = 100
@@ -138,6 +140,7 @@ class LDPMarginalsPublisher(Publisher):
         check_choice(self.marginals, "marginals", MARGINALS)
         check_choice(self.oracle, "oracle", MARGINAL_ORACLES)
         check_float(self.select_fraction, "select_fraction", 0.0, 1.0)
+        check_optional_float(self.select_level, "select_level", 0.0, 1.0)
         check_int(self.max_cells, "max_cells", 4)
         check_int(self.iterations, "iterations", 0)
         check_int(self.consistency_rounds, "consistency_rounds", 1)
@@ -215,12 +218,13 @@ class LDPMarginalsPublisher(Publisher):
         def one_way_of(pair: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
             return one_way[pair[0]], one_way[pair[1]]
 
+        margin = 0.0 if self.select_level is None else dependence_margin(len(pairs), self.select_level)
         picked = select_pairs(
             pairs,
             np.array(
-                [dependence(first[p].table, first[p].user_variance, first[p].users, *one_way_of(p)) for p in pairs]
+                [dependence(first[p].table, *one_way_of(p), first[p].users, first[p].support, margin) for p in pairs]
             ),
-            np.array([np.sqrt(cell_variances(first[p].user_variance, tables[p])).sum() for p in pairs]),
+            np.array([np.sqrt(cell_variances(tables[p], *first[p].support)).sum() for p in pairs]),
             np.array([first[p].users for p in pairs]),
             second_users,
             lone=d - len({a for pair in pairs for a in pair}),

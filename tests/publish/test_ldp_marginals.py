@@ -14,7 +14,9 @@ from dp2pub.data.domain import Domain
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms import GRR, OUE
 from dp2pub.mechanisms.adaptive import build_oracle
+from dp2pub.publish import ldp_marginals
 from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher, measure
+from dp2pub.synthesis.selection import dependence_margin
 from dp2pub.validation import ConfigError
 from tests.synthesis.test_consistency import chain
 from tests.synthesis.test_gum import sampling_tvd
@@ -107,8 +109,37 @@ def test_adaptive_selection_measures_the_dependent_pair_again_first():
     n, sizes = 20_000, (3, 3, 2, 2)
     codes = rng.integers(0, sizes, size=(n, 4))
     codes[:, 1] = np.where(rng.random(n) < 0.9, codes[:, 0], codes[:, 1])  # only 0 and 1 are tied
-    survey = LDPMarginalsPublisher(iterations=0).survey(table(codes, sizes), 2.0, np.random.default_rng(7))
-    assert survey.chosen[0] == (0, 1)
+    data = table(codes, sizes)
+    untested = LDPMarginalsPublisher(iterations=0).survey(data, 2.0, np.random.default_rng(7))
+    assert untested.chosen[0] == (0, 1)
+    tested = LDPMarginalsPublisher(iterations=0, select_level=0.05).survey(data, 2.0, np.random.default_rng(7))
+    assert tested.chosen == [(0, 1)]  # and no independent pair
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 1.0, 4.0, 8.0])
+def test_independent_attributes_give_no_pair_to_measure_again(epsilon):
+    # 253 candidate pairs of independent binary attributes: at the family-wise level 0.05 none
+    # is taken for dependent; without the test (select_level=null, the default) 40 to 60 are
+    codes = np.random.default_rng(10).integers(0, 2, size=(38_000, 23))
+    data = table(codes, (2,) * 23)
+    tested = LDPMarginalsPublisher(iterations=0, select_level=0.05)
+    for seed in range(3):
+        assert tested.survey(data, epsilon, np.random.default_rng(seed)).chosen == []
+    untested = LDPMarginalsPublisher(iterations=0).survey(data, epsilon, np.random.default_rng(0))
+    assert len(untested.chosen) > 25
+
+
+def test_the_selection_level_sets_the_margin_over_all_candidate_pairs(monkeypatch):
+    asked = []
+
+    def margin(candidates: int, level: float) -> float:
+        asked.append((candidates, level))
+        return dependence_margin(candidates, level)
+
+    monkeypatch.setattr(ldp_marginals, "dependence_margin", margin)
+    codes = np.random.default_rng(11).integers(0, 2, size=(5_000, 5))
+    LDPMarginalsPublisher(iterations=0, select_level=0.2).survey(table(codes, (2,) * 5), 1.0, np.random.default_rng(0))
+    assert asked == [(10, 0.2)]
 
 
 def test_bad_settings_and_too_few_users_are_refused_naming_the_key():
@@ -118,6 +149,8 @@ def test_bad_settings_and_too_few_users_are_refused_naming_the_key():
         LDPMarginalsPublisher(oracle="rappor")
     with pytest.raises(ConfigError, match="select_fraction"):
         LDPMarginalsPublisher(select_fraction=1.0)
+    with pytest.raises(ConfigError, match=r"select_level=0 .*\(0, 1\)"):
+        LDPMarginalsPublisher(select_level=0)
     data = table(chain(40, (2, 2, 2, 2, 2, 2, 2), np.random.default_rng(0)), (2,) * 7)  # 21 pairs
     with pytest.raises(
         ConfigError, match=r"mechanism\.select_fraction=0\.2 .*leaves at least 21 users for 21 marginals \(not 8\)"
