@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # matplotlib >= 3.9 names the rc keys; only the type checker 
 ORDER = ("grr", "sue", "oue", "olh", "rappor", "pram", "dp2pub", "privbayes", "samarati", "mondrian", "ldp_nb")
 _TAB10 = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 #: name -> colour (ldp_nb, the eleventh, gets tab20b's dark blue; dppro and the DP2-Pub
-#: paper's lines, mechanism/trust/prior, tab20b's and tab20's).
+#: paper's lines, mechanism/trust/prior, tab20b's and tab20's; ldp_marginals' lines tab20c's).
 COLOURS: dict[str, str] = {
     **dict(zip(ORDER, _TAB10)),
     "ldp_nb": "#393b79",
@@ -27,6 +27,12 @@ COLOURS: dict[str, str] = {
     "dp2pub/trusted/inverse": "#17becf",
     "dp2pub/trusted/ibu": "#bd9e39",
     "pram/inverse": _TAB10[ORDER.index("pram")],
+    # ours, ldp_marginals: tab20c's orange (its default), lighter orange (all pairs), green (tested)
+    "ldp_marginals": "#e6550d",
+    "ldp_marginals/adaptive": "#e6550d",
+    "ldp_marginals/all_pairs": "#fd8d3c",
+    "ldp_marginals/all_pairs/0.05": "#fd8d3c",
+    "ldp_marginals/adaptive/0.05": "#31a354",
 }
 #: Colours for names not in COLOURS (Dark2).
 FALLBACK = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
