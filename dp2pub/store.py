@@ -159,10 +159,15 @@ def check_server(uri: str, timeout: float = TIMEOUT) -> None:
                 "is it an MLflow tracking server? fix tracking.uri / MLFLOW_TRACKING_URI"
             ) from None
     except (urllib.error.URLError, OSError) as error:
-        raise StoreError(
-            f"tracking store {uri} is unreachable ({_reason(error)}); start the tracking "
-            "server or fix tracking.uri / MLFLOW_TRACKING_URI"
-        ) from None
+        raise _unreachable_store(uri, _reason(error)) from None
+
+
+def _unreachable_store(uri: str, reason: str) -> StoreError:
+    """The one-line error of a tracking server that does not answer (``reason``)."""
+    return StoreError(
+        f"tracking store {uri} is unreachable ({reason}); start the tracking "
+        "server or fix tracking.uri / MLFLOW_TRACKING_URI"
+    )
 
 
 def mlflow_defaults() -> None:
@@ -302,5 +307,8 @@ def open_store(uri: str) -> mlflow.MlflowClient:
                     f"tracking store {uri} has an older schema than this MLflow "
                     f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}"
                 ) from None
+            reason = unreachable(uri)  # the server may have stopped since check_uri
+            if reason is not None:
+                raise _unreachable_store(uri, reason) from None
             raise StoreError(f"tracking store {uri} cannot be used: {first}") from None
     return client

@@ -107,6 +107,20 @@ def test_a_server_that_stopped_answering_is_named_with_the_run_it_left_open():
     assert lost_server("sqlite:///anything.db", "abc123") is None  # not a server: the error is something else
 
 
+def test_a_server_that_stops_between_the_check_and_the_first_request_is_called_unreachable(monkeypatch):
+    """The server answered check_uri, then stopped before the client's first request (seen in
+    a sweep whose server was killed as a job started): the same one line as a server down."""
+    import dp2pub.store
+
+    uri = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setattr(dp2pub.store, "check_uri", lambda _: None)  # it answered a moment ago
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with pytest.raises(StoreError) as refused:
+        open_store(uri)
+    assert str(refused.value).startswith(f"tracking store {uri} is unreachable (Connection refused); start")
+    assert "\n" not in str(refused.value)
+
+
 def test_a_server_that_answers_is_not_called_lost(mlflow_server):
     assert lost_server(mlflow_server, "abc123") is None
 
