@@ -16,17 +16,19 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 import pandas as pd
 
 from dp2pub.data.dataset import Dataset
+from dp2pub.data.tally import Tally
 from dp2pub.learn.split import split_train_test
 from dp2pub.learn.utility import below_majority, classifier_metrics, task_metrics
 from dp2pub.limits import check_job_size
 from dp2pub.mechanisms.accounting import epsilon_spent
 from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
 from dp2pub.publish.base import Outcome, Publisher
-from dp2pub.registry import build_dataset, build_publisher, planned_shape
+from dp2pub.registry import build_dataset, build_publisher, build_tally, planned_shape
 from dp2pub.seeding import phase_rng
 from dp2pub.settings import JobSettings
 from dp2pub.validation import ConfigError, check_int
@@ -47,7 +49,7 @@ class DatasetInfo:
     digest: str
 
     @classmethod
-    def of(cls, data: Dataset) -> DatasetInfo:
+    def of(cls, data: Dataset | Tally) -> DatasetInfo:
         """The description of ``data``."""
         sizes = tuple(int(k) for k in data.domain.sizes)
         return cls(data.name, data.n, data.domain.names, sizes, data.target, data.fingerprint())
@@ -111,9 +113,12 @@ def run_job(cfg: Mapping) -> JobResult:
     return result
 
 
-def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
-    """The job's dataset; a generated one is first checked against ``limits`` from its
-    config alone (a real table is read first: it is small)."""
+def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset | Tally:
+    """The job's dataset, or only its histograms for a publisher that needs no more
+    (:attr:`~dp2pub.publish.base.Publisher.from_tally`); a generated one is first checked
+    against ``limits`` from its config alone (a real table is read first: it is small)."""
+    if publisher.from_tally:
+        check_counts_suffice(settings)
     dataset_cfg = cfg["dataset"]
     planned = planned_shape(dataset_cfg)
     if planned is not None:
@@ -129,11 +134,20 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset:
     data_seed = dataset_cfg.get("seed")
     seed = settings.seed if data_seed is None else check_int(data_seed, "dataset.seed", 0)
     paths = cfg.get("paths") or {}
-    return build_dataset(dataset_cfg, phase_rng(seed, "data"), paths.get("data_dir"), paths.get("cache_dir"))
+    build = build_tally if publisher.from_tally else build_dataset
+    return build(dataset_cfg, phase_rng(seed, "data"), paths.get("data_dir"), paths.get("cache_dir"))
 
 
-def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[Dataset, Dataset | None]:
-    """``(train, test)`` when something will be learned, else ``(data, None)``."""
+def check_counts_suffice(settings: JobSettings) -> None:
+    """Refuse metrics that need records when the job simulates aggregates: joint marginals."""
+    ways = list(settings.metrics.ways)
+    if any(way > 1 for way in ways):
+        raise ConfigError("metrics.ways", ways, "[1] with mechanism.simulate=aggregates (joint marginals need records)")
+
+
+def split(data: Dataset | Tally, publisher: Publisher, settings: JobSettings) -> tuple[Dataset | Tally, Dataset | None]:
+    """``(train, test)`` when something will be learned, else ``(data, None)`` (a tally
+    cannot be split: learning needs records)."""
     if publisher.needs_target and data.target is None:
         raise ConfigError(
             "mechanism.name", publisher.name, f"a mechanism for a dataset with a target; {data.name} has none"
@@ -145,16 +159,24 @@ def split(data: Dataset, publisher: Publisher, settings: JobSettings) -> tuple[D
     learns = bool(settings.metrics.models) and (data.target is not None or tasks is not None)
     if not publisher.needs_target and not learns:
         return data, None
+    if publisher.from_tally:
+        raise ConfigError(
+            "mechanism.simulate",
+            "aggregates",
+            f"records when classifiers are trained (metrics.models={list(settings.metrics.models)}); "
+            "or metrics.models=[]",
+        )
+    table = cast(Dataset, data)  # a publisher that takes records was given the table
     try:
-        return split_train_test(data, settings.metrics.test_size, phase_rng(settings.seed, "split"))
+        return split_train_test(table, settings.metrics.test_size, phase_rng(settings.seed, "split"))
     except ConfigError as error:
         raise error.under("metrics") from None
 
 
-def publish(publisher: Publisher, train: Dataset, settings: JobSettings) -> Outcome:
-    """The publisher's outcome on the training part, with its own random stream."""
+def publish(publisher: Publisher, train: Dataset | Tally, settings: JobSettings) -> Outcome:
+    """The publisher's outcome on the training part (or its tally), with its own random stream."""
     log.info("%s: publishing %d records at %s ...", publisher.name, train.n, publisher.guarantee(settings.epsilon))
-    outcome = publisher.publish(train, settings.epsilon, phase_rng(settings.seed, "mechanism"))
+    outcome = publisher.publish_from(train, settings.epsilon, phase_rng(settings.seed, "mechanism"))
     log.info("%s: done (%s)", publisher.name, ", ".join(f"{k} {v:.2f} s" for k, v in outcome.timings.items()))
     return outcome
 
@@ -183,12 +205,15 @@ def check_budget(publisher: Publisher, outcome: Outcome, epsilon: float | None) 
         raise RuntimeError(f"{publisher.name} uses no budget but its ledger spent epsilon={spent}")
 
 
-def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, settings: JobSettings) -> dict[str, float]:
+def measure_utility(
+    outcome: Outcome, train: Dataset | Tally, test: Dataset | None, settings: JobSettings
+) -> dict[str, float]:
     """The classifier metrics of the release (none without a test part): the models of
     ``metrics.models`` it gives, and always the model it is itself, if it is one; for the
     dataset's target, or for each of ``metrics.tasks``."""
     if test is None:
         return {}
+    train = cast(Dataset, train)  # a test part exists only beside a table (split refuses a tally)
     start = time.perf_counter()
     models = list(dict.fromkeys([*settings.metrics.models, *outcome.release.models]))
     rng, tasks = phase_rng(settings.seed, "learn"), settings.metrics.tasks
@@ -201,7 +226,7 @@ def measure_utility(outcome: Outcome, train: Dataset, test: Dataset | None, sett
     return learned
 
 
-def measure_marginals(outcome: Outcome, train: Dataset, settings: JobSettings) -> Evaluation:
+def measure_marginals(outcome: Outcome, train: Dataset | Tally, settings: JobSettings) -> Evaluation:
     """The marginal metrics of the release against the training part (none if it answers no
     marginal query: ``max_way`` 0)."""
     if outcome.release.max_way != 0:
@@ -239,8 +264,8 @@ def result_notes(
 
 
 def collect_metrics(
-    data: Dataset,
-    train: Dataset,
+    data: Dataset | Tally,
+    train: Dataset | Tally,
     test: Dataset | None,
     outcome: Outcome,
     evaluation: Evaluation,

@@ -1,7 +1,8 @@
 """Refusing a job that cannot fit, before it starts.
 
 A job's memory is estimated from its shape alone (records, domain sizes, the mechanism's
-own keys), before any table is built: the input table (:func:`dp2pub.data.dataset.table_bytes`),
+own keys), before any table is built: the input (:meth:`dp2pub.publish.base.Publisher.input_bytes`:
+the table, or its histograms for an aggregate-level simulation),
 the publisher's working memory (:meth:`dp2pub.publish.base.Publisher.memory_bytes`), and the
 marginals the metrics compare. A job whose estimate exceeds ``limits.memory_gib`` (default:
 80% of this machine's physical memory), or whose metrics would compute more than
@@ -18,7 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dp2pub.data.dataset import table_bytes
 from dp2pub.publish.base import Publisher
 from dp2pub.settings import LimitSettings, MetricSettings
 from dp2pub.validation import ConfigError, check_int
@@ -106,7 +106,7 @@ def check_job_size(
             "set metrics.max_subsets or raise limits.max_marginals",
         )
     parts = {
-        "table": table_bytes(n, sizes),
+        "table": publisher.input_bytes(n, sizes),
         publisher.name: publisher.memory_bytes(n, sizes),
         "metrics": marginal_bytes(sizes, metrics),
     }

@@ -17,8 +17,9 @@ from dp2pub.data.adult import load_adult
 from dp2pub.data.car import load_car
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.privbayes import load_privbayes
-from dp2pub.data.synthetic import check_shape, make_synthetic
+from dp2pub.data.synthetic import check_shape, make_synthetic, tally_synthetic
 from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.data.tally import Tally
 from dp2pub.data.uci_nb import UCI_NB, load_uci_nb
 from dp2pub.publish.base import Publisher
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
@@ -44,6 +45,8 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     # the other UCI tables of LDP naive Bayes (Yilmaz et al.): mushroom, nursery, chess, connect4
     **{name: functools.partial(load_uci_nb, name) for name in UCI_NB},
 }
+#: Generators whose histograms have a closed-form distribution, drawn without a record per user.
+TALLIES: dict[str, Callable[..., Tally]] = {"synthetic": tally_synthetic}
 PUBLISHERS: dict[str, Callable[..., Publisher]] = {
     **{name: oracle_publisher(name) for name in ORACLE_PUBLISHERS},
     "pram": PRAMPublisher,
@@ -94,6 +97,19 @@ def build_dataset(
     :func:`dp2pub.data.files.open_data_files`) if real, downloads going to ``cache_dir`` (``paths.cache_dir``). Each builder gets only the
     ones among ``rng``, ``data_dir``, ``cache_dir`` that it takes."""
     return _build("dataset", DATASETS, cfg, rng=rng, data_dir=data_dir, cache_dir=cache_dir)
+
+
+def build_tally(
+    cfg: Mapping,
+    rng: np.random.Generator,
+    data_dir: str | None = None,
+    cache_dir: str | None = None,
+) -> Tally:
+    """The histograms of the dataset described by ``cfg``: drawn without records for a
+    generator that can (:data:`TALLIES`), else counted from the table :func:`build_dataset` gives."""
+    if cfg.get("name") in TALLIES:
+        return _build("dataset", TALLIES, cfg, rng=rng)
+    return Tally.of(build_dataset(cfg, rng, data_dir, cache_dir))
 
 
 def build_publisher(cfg: Mapping) -> Publisher:

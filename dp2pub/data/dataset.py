@@ -94,6 +94,10 @@ class Dataset:
         j = name_or_index if isinstance(name_or_index, int) else self.domain.index(name_or_index)
         return self.codes[:, j]
 
+    def one_way_counts(self, j: int) -> np.ndarray:
+        """The histogram of attribute ``j``: how many records have each of its values."""
+        return np.bincount(self.codes[:, j], minlength=int(self.domain.sizes[j])).astype(np.int64)
+
     def with_codes(self, codes: np.ndarray) -> Dataset:
         """A table on the same domain with other codes (a published or perturbed table).
 

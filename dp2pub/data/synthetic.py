@@ -10,6 +10,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
+from dp2pub.data.tally import Tally
 from dp2pub.validation import ConfigError, check_int
 
 
@@ -42,3 +43,12 @@ def make_synthetic(*, n: int, d: int, k_min: int, k_max: int, rng: np.random.Gen
     for j, k in enumerate(sizes):  # one vectorized draw per attribute
         codes[:, j] = rng.integers(0, k, size=n)
     return Dataset(codes, Domain.from_sizes(sizes), name="synthetic")
+
+
+def tally_synthetic(*, n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Tally:
+    """The histograms of :func:`make_synthetic`'s table, drawn without its records: the
+    domain sizes as there, then each attribute's counts Multinomial(n, uniform), which is
+    exactly the distribution of the histogram of n independent uniform values."""
+    n, sizes = table_shape(n, d, k_min, k_max, rng)
+    counts = tuple(rng.multinomial(n, np.full(int(k), 1.0 / int(k))) for k in sizes)
+    return Tally(counts, Domain.from_sizes(sizes), name="synthetic")

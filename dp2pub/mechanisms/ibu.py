@@ -110,9 +110,38 @@ def ibu(
         raise ValueError("ibu needs at least one report")
     if all(oracle.reports_values for oracle in oracles):
         codes = np.stack([np.asarray(r) for r in reports], axis=1)
-        step = _grr_step(list(oracles), marginal_counts(codes, shape) / codes.shape[0])
-    else:
-        step = _users_step(list(oracles), list(reports), shape)
+        return ibu_histogram(oracles, marginal_counts(codes, shape), max_iter, tol, trace, accelerate)
+    return _solve(_users_step(list(oracles), list(reports), shape), shape, max_iter, tol, trace, accelerate)
+
+
+def ibu_histogram(
+    oracles: Sequence[Channel],
+    counts: np.ndarray,
+    max_iter: int = MAX_ITER,
+    tol: float = TOL,
+    trace: IBUTrace | None = None,
+    accelerate: bool = True,
+) -> np.ndarray:
+    """:func:`ibu` from the joint histogram ``counts`` of reports of value-reporting oracles
+    (GRR: :attr:`~dp2pub.mechanisms.oracle.FrequencyOracle.reports_values`), a sufficient
+    statistic of their reports: the same estimate without the records.
+
+    Raises:
+        ValueError: without reports, or for an oracle whose reports are not values.
+    """
+    if not all(oracle.reports_values for oracle in oracles):
+        raise ValueError("a histogram of reports is sufficient only for oracles that report values (GRR)")
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.sum() <= 0:
+        raise ValueError("ibu needs at least one report")
+    step = _grr_step(list(oracles), counts / counts.sum())
+    return _solve(step, counts.shape, max_iter, tol, trace, accelerate)
+
+
+def _solve(
+    step: Step, shape: tuple[int, ...], max_iter: int, tol: float, trace: IBUTrace | None, accelerate: bool
+) -> np.ndarray:
+    """Iterate ``step`` from the uniform distribution over ``shape`` (see :func:`ibu`)."""
     pi = np.full(int(np.prod(shape)), 1.0 / int(np.prod(shape)))
     run = _squarem if accelerate else _plain
     pi, iterations, converged = run(step, pi, max_iter, tol)

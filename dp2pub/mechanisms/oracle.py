@@ -19,7 +19,7 @@ import numpy as np
 
 from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.ibu import IBUTrace, ibu
+from dp2pub.mechanisms.ibu import IBUTrace, ibu, ibu_histogram
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
 
 
@@ -144,11 +144,46 @@ class FrequencyOracle(ABC):
             raise ConfigError("reports", 0, "at least one report")
         if estimator == "ibu":
             return ibu([self], [reports], trace=trace)
-        counts = self.support_counts(reports).astype(np.float64)
+        return self.estimate_counts(self.support_counts(reports), n, estimator)
+
+    def estimate_counts(
+        self, counts: np.ndarray, n: int, estimator: str = "unbiased", trace: IBUTrace | None = None
+    ) -> np.ndarray:
+        """:meth:`estimate` from the support counts ``C`` of ``n`` reports alone (what
+        :meth:`support_counts` or :meth:`simulate_counts` return): every estimator but
+        ``ibu``, which needs the reports themselves unless they are values (GRR, whose
+        report histogram is ``C``)."""
+        check_choice(estimator, "estimator", ESTIMATORS)
+        if n <= 0:
+            raise ConfigError("reports", n, "at least one report")
+        counts = np.asarray(counts, dtype=np.float64)
+        if estimator == "ibu":
+            if not self.reports_values:
+                raise ValueError(f"{self.name}: ibu needs the reports, not only their support counts")
+            return ibu_histogram([self], counts, trace=trace)
         if estimator == "none":
             return counts / n
         unbiased = (counts - n * self.q_star) / (n * (self.p_star - self.q_star))
         return postprocess(unbiased, estimator)
+
+    # ----- aggregate-level simulation
+    #: Whether :meth:`simulate_counts` exists: the support counts of a column's reports drawn
+    #: exactly in distribution from the column's histogram, without a record per user.
+    simulates_counts: ClassVar[bool] = False
+
+    def simulate_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``C``, distributed exactly as ``support_counts(perturb(values, rng))`` for any
+        column ``values`` whose histogram is ``true_counts`` (length k): O(k) or O(k^2) work
+        instead of O(n). Only oracles whose counts have a closed-form distribution
+        (:attr:`simulates_counts`) implement it."""
+        raise NotImplementedError(f"{self.name}: its support counts have no exact aggregate form")
+
+    def check_counts(self, true_counts: np.ndarray) -> np.ndarray:
+        """``true_counts`` as int64, or ValueError unless it is a histogram over the k values."""
+        counts = np.asarray(true_counts)
+        if counts.shape != (self.k,) or not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0:
+            raise ValueError(f"true_counts must be {self.k} non-negative integers, got {counts!r}")
+        return counts.astype(np.int64)
 
     def variance(self, n: int) -> float:
         """``Var[f_hat(v)]`` for a value of frequency near 0: ``q*(1-q*) / (n (p*-q*)^2)``

@@ -69,6 +69,16 @@ class UnaryEncoding(FrequencyOracle):
             packed[part] = np.packbits(block, axis=1)
         return packed
 
+    simulates_counts = True
+
+    def simulate_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The bit counts, exactly in distribution: bit v is 1 in each of the ``n_v`` reports of
+        value v with probability p and in each of the other ``n - n_v`` with probability q,
+        all bits independent, so ``C(v) = Bin(n_v, p) + Bin(n - n_v, q)``, independently
+        over v (realized p and q)."""
+        counts = self.check_counts(true_counts)
+        return rng.binomial(counts, self.p_star) + rng.binomial(counts.sum() - counts, self.q_star)
+
     def support(self, reports: np.ndarray) -> np.ndarray:
         """The unpacked bits: a report supports every value whose bit is 1."""
         return np.unpackbits(reports, axis=1, count=self.k)

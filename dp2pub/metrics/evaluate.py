@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.data.marginals import marginal_counts, stacked_marginal_counts, subset_cells
+from dp2pub.data.marginals import stacked_marginal_counts, subset_cells
+from dp2pub.data.tally import Tally
 from dp2pub.metrics.distances import mse, stacked_tvd, tvd
 from dp2pub.metrics.subsets import attribute_subsets, cell_chunks
 from dp2pub.publish.release import Release
@@ -87,14 +88,14 @@ class _Recorded:
 
 
 def _per_attribute(
-    original: Dataset, release: Release, estimates: Callable[[list[tuple[int, ...]]], np.ndarray]
+    original: Dataset | Tally, release: Release, estimates: Callable[[list[tuple[int, ...]]], np.ndarray]
 ) -> pd.DataFrame:
     """One row per attribute: its TVD, ``mse_freq``, ``mse_count`` and ``mse_theory``."""
     sizes = original.domain.sizes
     answers = estimates([(j,) for j in range(original.d)])
     rows = []
     for j, name in enumerate(original.domain.names):
-        counts = marginal_counts(original.codes[:, [j]], sizes[[j]])
+        counts = original.one_way_counts(j)
         truth = counts / original.n
         estimate = answers[int(sizes[:j].sum()) : int(sizes[: j + 1].sum())]
         rows.append(
@@ -111,7 +112,7 @@ def _per_attribute(
 
 
 def evaluate_marginals(
-    original: Dataset,
+    original: Dataset | Tally,
     release: Release,
     rng: np.random.Generator,
     ways: tuple[int, ...] | list[int] = (1, 2),
@@ -127,6 +128,7 @@ def evaluate_marginals(
     reported as ``estimate``, the rest as ``metrics``; whether every answer was a
     distribution as :attr:`Evaluation.distributions`. A release
     whose ``max_way`` is 0 answers no marginal query: no metric, an empty per-attribute table.
+    A :class:`~dp2pub.data.tally.Tally` (histograms, no records) has only 1-way marginals.
     """
     for way in ways:
         check_int(way, "ways", 1, original.d)
@@ -146,6 +148,8 @@ def evaluate_marginals(
         metrics["mse_theory"] = float(table["mse_theory"].astype(float).mean())
     max_way = release.max_way
     for way in sorted(w for w in set(ways) - {1} if max_way is None or w <= max_way):
+        if isinstance(original, Tally):
+            raise ValueError(f"{way}-way marginals need the records; a tally has only 1-way histograms")
         distances = subset_tvds(original, attribute_subsets(original.d, way, max_subsets, rng), estimates)
         metrics[f"tvd_{way}way"] = float(np.mean(distances))
     total = time.perf_counter() - start

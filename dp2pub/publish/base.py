@@ -12,6 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from dp2pub.data.dataset import Dataset, table_bytes
+from dp2pub.data.tally import Tally
 from dp2pub.mechanisms.accounting import Spend, epsilon_spent
 from dp2pub.publish.release import Release
 
@@ -79,6 +80,27 @@ class Publisher(ABC):
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         """Publish ``data`` spending at most ``epsilon`` per user (None when not
         :attr:`uses_budget`)."""
+
+    @property
+    def from_tally(self) -> bool:
+        """Whether :meth:`publish` needs only the table's histograms, a
+        :class:`~dp2pub.data.tally.Tally` (aggregate-level simulation), not its records."""
+        return False
+
+    def publish_from(self, data: Dataset | Tally, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """:meth:`publish` a table, or :meth:`publish_tally` its histograms."""
+        if isinstance(data, Tally):
+            return self.publish_tally(data, epsilon, rng)
+        return self.publish(data, epsilon, rng)
+
+    def publish_tally(self, tally: Tally, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """:meth:`publish` from the table's histograms alone (only when :attr:`from_tally`)."""
+        raise NotImplementedError(f"{self.name} publishes from records, not from a tally")
+
+    def input_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
+        """The memory of the input of :meth:`publish` for ``n`` records over domains ``sizes``:
+        the table (a tally's histograms when :attr:`from_tally`)."""
+        return table_bytes(n, sizes)
 
     def guarantee(self, epsilon: float | None) -> str:
         """The privacy parameter a reader needs beside the results, as ``key=value``:

@@ -13,6 +13,16 @@ histogram), ``unbiased``, ``clip``, ``norm_sub``, ``ibu``. Joint marginals are e
 the same reports: by the channel inverse axis by axis (GRR), or as the mean over users of the
 outer product of their per-attribute unbiased vectors (the attributes are perturbed
 independently, so the product is unbiased).
+
+``simulate``: ``records`` (default) perturbs every user's value; ``aggregates`` draws each
+attribute's support counts from their exact distribution given its histogram
+(:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`: GRR, SUE, OUE), from a
+:class:`~dp2pub.data.tally.Tally`, so a job costs O(k^2) whatever n is. The attributes'
+counts are independent given the data under ``split``, so every 1-way estimate, and any
+function of them, has exactly the distribution of the records path. It refuses what needs
+records: OLH and RAPPOR (their hashed reports correlate the counts: no closed form),
+``strategy=sample`` (disjoint groups of users), ``ibu`` on unary reports (per-user likelihoods);
+joint marginals (``max_way`` 1) and classifiers are refused by the job.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.marginals import marginal_counts
+from dp2pub.data.tally import Tally, tally_bytes
 from dp2pub.mechanisms.accounting import Spend, split_budget
 from dp2pub.mechanisms.chunks import chunks, rowwise_outer
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
@@ -36,11 +47,13 @@ from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.rappor import RAPPOR
 from dp2pub.mechanisms.unary import OUE, SUE
-from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
 from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
 STRATEGIES: tuple[str, ...] = ("split", "sample")
+#: How the users' reports are produced: one per user, or their counts drawn in one step.
+SIMULATIONS: tuple[str, ...] = ("records", "aggregates")
 #: The server's default estimate: Norm-Sub, a distribution (every TVD in [0, 1]).
 DEFAULT_ESTIMATOR = "norm_sub"
 
@@ -131,6 +144,35 @@ class OracleRelease(Release):
         return self.trace.metrics()
 
 
+@dataclass(frozen=True)
+class CountsRelease(Release):
+    """1-way marginals estimated from each attribute's support counts alone (aggregate-level
+    simulation): ``counts[j]`` are attribute j's over the ``n`` users. No joint marginals:
+    their counts need the users' reports of several attributes together."""
+
+    oracles: tuple[FrequencyOracle, ...]
+    counts: tuple[np.ndarray, ...]
+    n: int
+    estimator: str
+    trace: IBUTrace = field(default_factory=IBUTrace, compare=False)
+
+    @property
+    def max_way(self) -> int:
+        return 1
+
+    def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
+        if len(columns) != 1:
+            raise ValueError(f"no joint marginal {columns} from aggregates: simulate=records gives them")
+        j = columns[0]
+        return self.oracles[j].estimate_counts(self.counts[j], self.n, self.estimator, self.trace)
+
+    def expected_mse(self, column: int, truth: np.ndarray) -> float | None:
+        return self.oracles[column].expected_mse(self.n, truth) if self.estimator == "unbiased" else None
+
+    def diagnostics(self) -> dict[str, float]:
+        return self.trace.metrics()
+
+
 @dataclass(frozen=True, kw_only=True)
 class OraclePublisher(Publisher):
     """One frequency oracle (:attr:`oracle`) applied to every attribute of a table; one
@@ -140,32 +182,72 @@ class OraclePublisher(Publisher):
         estimator: ``norm_sub`` (default: a distribution), ``clip``, ``ibu``, ``unbiased``
             (not a distribution: negative entries) or ``none`` (the raw report histogram).
         strategy: ``split`` (epsilon / d per attribute) or ``sample`` (one attribute per user).
+        simulate: ``records`` (every user's report) or ``aggregates`` (the reports' counts
+            drawn from their exact distribution, from the table's histograms; see the module).
         options: further keyword arguments of the oracle (RAPPOR's Bloom filter and noise).
     """
 
     oracle: ClassVar[type[FrequencyOracle]]
     estimator: str = DEFAULT_ESTIMATOR
     strategy: str = "split"
+    simulate: str = "records"
     options: Mapping = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_choice(self.estimator, "estimator", ESTIMATORS)
         check_choice(self.strategy, "strategy", STRATEGIES)
+        check_choice(self.simulate, "simulate", SIMULATIONS)
+        if self.from_tally:
+            self._check_aggregates()
+
+    def _check_aggregates(self) -> None:
+        """Refuse, naming the key, what ``simulate=aggregates`` cannot give exactly."""
+        if not self.oracle.simulates_counts:
+            raise ConfigError(
+                "simulate",
+                self.simulate,
+                f"records for {self.name}: its hashed reports correlate the support counts, which have "
+                "no exact aggregate form (grr, sue and oue have one)",
+            )
+        if self.strategy != "split":
+            raise ConfigError(
+                "strategy", self.strategy, "split with simulate=aggregates (sample's disjoint groups need records)"
+            )
+        if self.estimator == "ibu" and not self.oracle.reports_values:
+            raise ConfigError(
+                "estimator",
+                self.estimator,
+                f"one of none, unbiased, clip, norm_sub with simulate=aggregates ({self.name}'s ibu needs "
+                "every report's likelihood)",
+            )
+
+    @property
+    def from_tally(self) -> bool:
+        return self.simulate == "aggregates"
+
+    def input_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
+        return tally_bytes(sizes) if self.from_tally else super().input_bytes(n, sizes)
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
-        marginals; ``sample``: each user reports one attribute)."""
+        marginals; ``sample``: each user reports one attribute); with aggregates a channel
+        and a few histograms per attribute."""
+        if self.from_tally:
+            return channel_bytes(sizes) + 4 * tally_bytes(sizes)
         per_user = [self.oracle.memory_bytes(n, int(k), **self.options) for k in sizes]
         reports = sum(per_user) if self.strategy == "split" else max(per_user, default=0)
         return working_bytes(n, sizes) + reports
 
-    def _oracles(self, data: Dataset, share: float) -> tuple[FrequencyOracle, ...]:
+    def _oracles(self, data: Dataset | Tally, share: float) -> tuple[FrequencyOracle, ...]:
         try:
             return tuple(self.oracle(epsilon=share, k=int(k), **self.options) for k in data.domain.sizes)
         except ConfigError as error:
             raise error.under("mechanism") from None
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """Publish ``data`` (with ``simulate=aggregates``: from its histograms, :meth:`publish_tally`)."""
+        if self.from_tally:
+            return self.publish_tally(Tally.of(data), epsilon, rng)
         epsilon = check_epsilon(epsilon)
         split = self.strategy == "split"
         share = split_budget(epsilon, data.d) if split else epsilon
@@ -186,6 +268,18 @@ class OraclePublisher(Publisher):
         else:
             ledger = [Spend("perturb", "one sampled attribute", max(spent))]
         return Outcome(self.release(data, oracles, reports), ledger, {"perturb": perturbed}, self.guarantees(oracles))
+
+    def publish_tally(self, tally: Tally, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """Every attribute's support counts drawn from their exact distribution given its
+        histogram (``simulate=aggregates``, strategy split)."""
+        if not self.from_tally:
+            raise ValueError(f"{self.name} with simulate=records perturbs records; a Tally needs simulate=aggregates")
+        oracles = self._oracles(tally, split_budget(check_epsilon(epsilon), tally.d))
+        start = time.perf_counter()
+        counts = tuple(o.simulate_counts(tally.one_way_counts(j), rng) for j, o in enumerate(oracles))
+        ledger = [Spend("perturb", a, o.epsilon_promised) for a, o in zip(tally.domain.names, oracles)]
+        release = CountsRelease(oracles, counts, tally.n, self.estimator)
+        return Outcome(release, ledger, {"perturb": time.perf_counter() - start}, self.guarantees(oracles))
 
     def release(self, data: Dataset, oracles: Sequence[FrequencyOracle], reports: Sequence[np.ndarray]) -> Release:
         """The reports' estimates (no table: reports are not values of the domain)."""
@@ -266,15 +360,17 @@ ORACLE_PUBLISHERS: dict[str, type[OraclePublisher]] = {
 def oracle_publisher(oracle: str):
     """The registry builder of ``mechanism=<oracle>``.
 
-    Its keyword arguments are ``estimator``, ``strategy`` and the oracle's own options (for
+    Its keyword arguments are ``estimator``, ``strategy``, ``simulate`` and the oracle's own options (for
     RAPPOR: ``num_bits``, ``num_hashes``, ``f``, ``p``, ``q``, ...), read off the oracle class,
     so the registry can name an unknown config key.
     """
     publisher = ORACLE_PUBLISHERS[oracle]
     own = [p for name, p in inspect.signature(publisher.oracle).parameters.items() if name not in ("epsilon", "k")]
 
-    def build(estimator: str = DEFAULT_ESTIMATOR, strategy: str = "split", **options) -> OraclePublisher:
-        return publisher(estimator=estimator, strategy=strategy, options=options)
+    def build(
+        estimator: str = DEFAULT_ESTIMATOR, strategy: str = "split", simulate: str = "records", **options
+    ) -> OraclePublisher:
+        return publisher(estimator=estimator, strategy=strategy, simulate=simulate, options=options)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     # a function's signature attribute is not declared on Callable, but inspect reads it
@@ -282,6 +378,7 @@ def oracle_publisher(oracle: str):
         [
             inspect.Parameter("estimator", keyword, default=DEFAULT_ESTIMATOR),
             inspect.Parameter("strategy", keyword, default="split"),
+            inspect.Parameter("simulate", keyword, default="records"),
         ]
         + [p.replace(kind=keyword) for p in own]
     )
