@@ -25,7 +25,8 @@ LAYERS: list[set[str]] = [
     {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services"},
     {"tracking"},
     {"sweep"},
-    {"cli", "server", "figures", "bench", "__init__"},
+    {"figures"},
+    {"cli", "server", "bench", "__init__"},
     {"__main__"},
 ]
 LAYER = {unit: index for index, units in enumerate(LAYERS) for unit in units}

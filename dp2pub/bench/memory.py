@@ -41,7 +41,9 @@ print(json.dumps({"peak_kib": peak, **report}))
 def peak_of(cfg: dict) -> tuple[float, dict]:
     """Peak RSS in GiB of a fresh process that runs ``run_job(cfg)`` (``{}``: imports only),
     and the job's timing metrics."""
-    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the job {json.dumps(cfg)} failed: {done.stderr.strip().splitlines()[-1:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     return report.pop("peak_kib") / 2**20, report
 
