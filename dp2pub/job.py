@@ -28,7 +28,7 @@ from dp2pub.limits import check_job_size
 from dp2pub.mechanisms.accounting import epsilon_spent
 from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
 from dp2pub.publish.base import Outcome, Publisher
-from dp2pub.registry import build_dataset, build_publisher, build_tally, planned_shape
+from dp2pub.registry import build_dataset, build_publisher, build_tally, draws_counts, planned_shape
 from dp2pub.seeding import phase_rng
 from dp2pub.settings import JobSettings
 from dp2pub.validation import ConfigError, check_int
@@ -45,7 +45,8 @@ class DatasetInfo:
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     target: str | None
-    #: :meth:`Dataset.fingerprint` of the table: equal tables, equal digests.
+    #: :meth:`Dataset.fingerprint` of the table: equal tables, equal digests (a job that
+    #: simulates aggregates records its Tally's own digest, not the table's).
     digest: str
 
     @classmethod
@@ -94,7 +95,8 @@ def run_job(cfg: Mapping) -> JobResult:
     timings = {"data": time.perf_counter() - start}
     log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, timings["data"])
     described = f"{data.name} ({data.n} records x {data.d} attributes)"
-    check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits, described)
+    counts = counts_only(cfg, publisher)
+    check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits, described, counts)
     train, test = split(data, publisher, settings)
     outcome = publish(publisher, train, settings)
     check_budget(publisher, outcome, settings.epsilon)
@@ -130,6 +132,7 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset |
             settings.metrics,
             settings.limits,
             f"dataset.n={n}, dataset.d={len(sizes)}, dataset.k_max={max(sizes)}",
+            counts_only(cfg, publisher),
         )
     data_seed = dataset_cfg.get("seed")
     seed = settings.seed if data_seed is None else check_int(data_seed, "dataset.seed", 0)
@@ -138,8 +141,17 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset |
     return build(dataset_cfg, phase_rng(seed, "data"), paths.get("data_dir"), paths.get("cache_dir"))
 
 
+def counts_only(cfg: Mapping, publisher: Publisher) -> bool:
+    """Whether the job's input is histograms drawn without records (the memory check then
+    counts no table): a publisher that needs no more, on a generator that can draw them."""
+    return publisher.from_tally and draws_counts(cfg["dataset"])
+
+
 def check_counts_suffice(settings: JobSettings) -> None:
-    """Refuse metrics that need records when the job simulates aggregates: joint marginals."""
+    """Refuse what needs records when the job simulates aggregates: joint marginals, and a
+    published table to save."""
+    if settings.save_published:
+        raise ConfigError("save_published", True, "false with mechanism.simulate=aggregates (no records are published)")
     ways = list(settings.metrics.ways)
     if any(way > 1 for way in ways):
         raise ConfigError("metrics.ways", ways, "[1] with mechanism.simulate=aggregates (joint marginals need records)")

@@ -1,8 +1,8 @@
 """Refusing a job that cannot fit, before it starts.
 
 A job's memory is estimated from its shape alone (records, domain sizes, the mechanism's
-own keys), before any table is built: the input (:meth:`dp2pub.publish.base.Publisher.input_bytes`:
-the table, or its histograms for an aggregate-level simulation),
+own keys), before any table is built: the input table (:func:`dp2pub.data.dataset.table_bytes`;
+only histograms, :func:`dp2pub.data.tally.tally_bytes`, when they are drawn without records),
 the publisher's working memory (:meth:`dp2pub.publish.base.Publisher.memory_bytes`), and the
 marginals the metrics compare. A job whose estimate exceeds ``limits.memory_gib`` (default:
 80% of this machine's physical memory), or whose metrics would compute more than
@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dp2pub.data.dataset import table_bytes
+from dp2pub.data.tally import tally_bytes
 from dp2pub.publish.base import Publisher
 from dp2pub.settings import LimitSettings, MetricSettings
 from dp2pub.validation import ConfigError, check_int
@@ -88,10 +90,12 @@ def check_job_size(
     metrics: MetricSettings,
     limits: LimitSettings,
     what: str,
+    counts_only: bool = False,
 ) -> int:
     """Refuse, with :class:`TooLarge`, a job over ``n`` records and domains ``sizes`` that
     needs more memory or marginals than ``limits`` allow; returns the estimated bytes.
-    ``what`` names the data's shape in the message (``dataset.n=..., dataset.d=...``).
+    ``what`` names the data's shape in the message (``dataset.n=..., dataset.d=...``);
+    ``counts_only``: the input is only histograms, drawn without records (no table is built).
     A way larger than the number of attributes is refused first, as a ConfigError."""
     for way in metrics.ways:
         check_int(way, "metrics.ways", 1, len(sizes))
@@ -106,7 +110,7 @@ def check_job_size(
             "set metrics.max_subsets or raise limits.max_marginals",
         )
     parts = {
-        "table": publisher.input_bytes(n, sizes),
+        "table": tally_bytes(sizes) if counts_only else table_bytes(n, sizes),
         publisher.name: publisher.memory_bytes(n, sizes),
         "metrics": marginal_bytes(sizes, metrics),
     }

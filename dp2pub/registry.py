@@ -112,6 +112,11 @@ def build_tally(
     return Tally.of(build_dataset(cfg, rng, data_dir, cache_dir))
 
 
+def draws_counts(cfg: Mapping) -> bool:
+    """Whether :func:`build_tally` draws the histograms of ``cfg``'s dataset without records."""
+    return cfg.get("name") in TALLIES
+
+
 def build_publisher(cfg: Mapping) -> Publisher:
     """The publisher described by a ``mechanism`` config entry."""
     return _build("mechanism", PUBLISHERS, cfg)

@@ -2,7 +2,8 @@
 of killed processes.
 
 - A job is identified by the SHA-256 of its resolved config without ``tracking``,
-  ``paths`` and ``limits`` (where results go and what may start, not what is computed); runs carry it in the tag
+  ``paths`` and ``limits`` (where results go and what may start, not what is computed) and
+  without keys added later at their neutral value (``mechanism.simulate: records``); runs carry it in the tag
   ``dp2pub.config_hash``. With ``tracking.skip_finished=true`` a job whose identity already
   has a FINISHED run in the experiment is skipped, so repeating a sweep adds no runs. The
   check is made again after the job's run is created (:func:`holder`): of two processes that
@@ -33,11 +34,20 @@ HOST_TAG, PID_TAG, START_TAG = "dp2pub.host", "dp2pub.pid", "dp2pub.pid_start"
 PIDNS_TAG = "dp2pub.pid_ns"
 #: Top-level config keys that say where results go, not what is computed.
 NOT_IDENTITY = ("tracking", "paths", "limits")
+#: Keys added after runs existed, at the value that computes what configs without them
+#: computed: left out of the identity at that value, so earlier runs keep theirs (a rerun with
+#: ``skip_finished`` does not redo them, and a figure does not count a computation twice).
+NEUTRAL_DEFAULTS: dict[tuple[str, str], object] = {("mechanism", "simulate"): "records"}
 
 
 def config_hash(cfg: Mapping) -> str:
-    """SHA-256 of the resolved config without :data:`NOT_IDENTITY` (keys sorted, JSON)."""
+    """SHA-256 of the resolved config without :data:`NOT_IDENTITY` and the keys at their
+    :data:`NEUTRAL_DEFAULTS` (keys sorted, JSON)."""
     identity = {key: value for key, value in cfg.items() if key not in NOT_IDENTITY and key != "hydra"}
+    for (group, key), neutral in NEUTRAL_DEFAULTS.items():
+        entry = identity.get(group)
+        if isinstance(entry, Mapping) and key in entry and entry[key] == neutral:
+            identity[group] = {k: v for k, v in entry.items() if k != key}
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
 

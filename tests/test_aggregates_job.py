@@ -13,6 +13,8 @@ from dp2pub.data import Domain, make_synthetic
 from dp2pub.data.synthetic import tally_synthetic
 from dp2pub.data.tally import Tally
 from dp2pub.job import run_job
+from dp2pub.limits import TooLarge
+from dp2pub.mechanisms import GRR
 from dp2pub.registry import build_publisher
 from dp2pub.validation import ConfigError
 from tests.conftest import compose_config, run_cli
@@ -53,8 +55,8 @@ def test_records_and_aggregates_give_one_distribution_of_mse_freq(oracle):
 @pytest.mark.parametrize(
     "overrides,key,allowed",
     [
-        (["mechanism=olh"], "mechanism.simulate", "records for olh: its hashed reports correlate"),
-        (["mechanism=rappor"], "mechanism.simulate", "records for rappor: its hashed reports correlate"),
+        (["mechanism=olh"], "mechanism.simulate", "records for olh: each user's random hash ties"),
+        (["mechanism=rappor"], "mechanism.simulate", "records for rappor: not implemented"),
         (["mechanism.strategy=sample"], "mechanism.strategy", "split with simulate=aggregates"),
         (["mechanism=sue", "mechanism.estimator=ibu"], "mechanism.estimator", "sue's ibu needs every report"),
         (["metrics.ways=[1,2]", "dataset.d=3"], "metrics.ways", "[1] with mechanism.simulate=aggregates"),
@@ -63,12 +65,37 @@ def test_records_and_aggregates_give_one_distribution_of_mse_freq(oracle):
             "mechanism.simulate",
             "records when classifiers are trained",
         ),
+        (["save_published=true"], "save_published", "false with mechanism.simulate=aggregates"),
     ],
 )
 def test_what_needs_records_is_refused_naming_the_key(overrides, key, allowed):
     with pytest.raises(ConfigError) as refused:
         run_job(plain(["mechanism.estimator=unbiased", *overrides, AGGREGATES]))
     assert refused.value.key == key and allowed in refused.value.allowed
+
+
+def test_the_memory_check_counts_a_table_unless_the_counts_are_drawn_without_one():
+    """A billion users fit in 1 GiB as drawn histograms; synthetic_bn builds its table first
+    (5 GB at n = 10^9, d = 5): refused before anything is built."""
+    small = [
+        "metrics.ways=[1]",
+        "dataset.n=1000000000",
+        "dataset.d=5",
+        "dataset.k_min=8",
+        "dataset.k_max=8",
+        "limits.memory_gib=1",
+    ]
+    assert run_job(plain([*small, AGGREGATES])).metrics["n_records"] == 1e9
+    with pytest.raises(TooLarge, match=r"job too large: .* \(table 4\.\d+ GiB"):
+        run_job(plain(["dataset=synthetic_bn", *small, AGGREGATES]))
+
+
+def test_a_histogram_that_does_not_fit_the_domain_is_refused_in_one_line():
+    with pytest.raises(ValueError) as refused:
+        GRR(epsilon=1.0, k=16).simulate_counts(np.full(17, 62_500_000), np.random.default_rng(0))
+    assert (
+        str(refused.value) == "true_counts must be 16 non-negative integers, got shape (17,) dtype int64, min 62500000"
+    )
 
 
 def test_grr_ibu_and_a_real_table_run_from_counts():

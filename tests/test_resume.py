@@ -3,6 +3,8 @@ the launcher, skipping finished configurations, and recovering from a killed job
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import socket
@@ -54,6 +56,21 @@ def test_config_hash_is_the_job_not_where_it_is_logged():
     assert config_hash(cfg) == config_hash(moved)
     assert config_hash(cfg) != config_hash({**cfg, "seed": 1})
     assert config_hash(cfg) != config_hash({**cfg, "dataset": {"name": "synthetic", "n": 11}})
+
+
+def test_a_key_added_at_its_neutral_value_keeps_the_identity_of_earlier_runs():
+    earlier = {
+        "epsilon": 1.0,
+        "seed": 0,
+        "dataset": {"name": "synthetic"},
+        "mechanism": {"name": "grr", "strategy": "split"},
+    }
+    records = {**earlier, "mechanism": {**earlier["mechanism"], "simulate": "records"}}
+    aggregates = {**earlier, "mechanism": {**earlier["mechanism"], "simulate": "aggregates"}}
+    assert config_hash(records) == config_hash(earlier)  # mechanism.simulate added later, at records
+    assert config_hash(aggregates) != config_hash(earlier)
+    # the hash of a config without the key is the one runs logged before it existed
+    assert config_hash(earlier) == hashlib.sha256(json.dumps(earlier, sort_keys=True).encode()).hexdigest()
 
 
 def test_eight_jobs_on_two_joblib_workers_land_eight_finished_runs(tmp_path):

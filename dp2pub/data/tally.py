@@ -23,7 +23,7 @@ from dp2pub.data.domain import Domain
 COUNT_BYTES = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Tally:
     """``counts[j][v]``: how many users have value v of attribute j (every attribute's counts
     sum to the same n >= 1).
@@ -43,7 +43,7 @@ class Tally:
             raise ValueError(f"a tally needs one histogram per attribute ({len(self.domain)}), got {len(counts)}")
         for c, k, name in zip(counts, self.domain.sizes, self.domain.names):
             if c.shape != (k,) or not np.issubdtype(c.dtype, np.integer) or c.min() < 0:
-                raise ValueError(f"attribute {name!r}: counts must be {k} non-negative integers, got {c!r}")
+                raise ValueError(f"attribute {name!r}: counts must be {k} non-negative integers, got {describe(c)}")
         totals = {int(c.sum()) for c in counts}
         if len(totals) != 1 or 0 in totals:
             raise ValueError(f"tally {self.name!r}: every attribute must count the same n >= 1 users, got {totals}")
@@ -78,6 +78,12 @@ class Tally:
         for c in self.counts:
             digest.update(c.tobytes())
         return digest.hexdigest()
+
+
+def describe(counts: np.ndarray) -> str:
+    """An array of counts in one short line: its shape, dtype and smallest entry."""
+    smallest = f", min {counts.min()}" if counts.size else ""
+    return f"shape {counts.shape} dtype {counts.dtype}{smallest}"
 
 
 def tally_bytes(sizes: Sequence[int] | np.ndarray) -> int:

@@ -393,6 +393,7 @@ STUDIES: dict[str, StudySpec] = {
             extra_params=(
                 "dataset.k_max",
                 "mechanism.strategy",
+                "mechanism.simulate",
                 "mechanism.num_bits",
                 "mechanism.num_hashes",
                 "mechanism.hash_seed",

@@ -134,12 +134,15 @@ class GRR(FrequencyOracle):
     simulates_counts = True
 
     def simulate_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The report histogram, exactly in distribution: the ``n_v`` users of value v send
-        reports distributed Multinomial(n_v, Q[v, .]) over the k values (row v of the realized
-        channel, p on v and q on each other value), independently of the other values' users;
-        the histogram is their sum. k multinomials of k cells each."""
+        """The report histogram, exactly in distribution, in O(k). The ``n_v`` users of value v
+        send reports distributed Multinomial(n_v, Q[v, .]) (p on v, q on each other value).
+        The same channel is: keep the value with probability ``1 - kq``, else report a
+        uniform value of all k (the own value then has ``1 - kq + q = p``); so ``R_v ~
+        Bin(n_v, kq)`` users of value v redraw, and the histogram is ``n - R`` plus
+        Multinomial(sum R, 1/k). ``kq = k c / 2^53`` is exact and at most 1 (``K > c``)."""
         counts = self.check_counts(true_counts)
-        return rng.multinomial(counts, self.channel_matrix()).sum(axis=0)
+        redrawn = rng.binomial(counts, self.k * self.q)
+        return counts - redrawn + rng.multinomial(int(redrawn.sum()), np.full(self.k, 1.0 / self.k))
 
     def support(self, reports: np.ndarray) -> np.ndarray:
         """One-hot rows: a report supports exactly the value it names."""

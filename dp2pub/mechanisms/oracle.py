@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from dp2pub.data.tally import describe
 from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.ibu import IBUTrace, ibu, ibu_histogram
@@ -48,7 +49,7 @@ class FrequencyOracle(ABC):
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
         """Upper bound of the memory that perturbing ``n`` values of a ``k``-value attribute
         takes, reports included, from the parameters alone (before the oracle is built):
-        here one int64 report and a float64 uniform per user."""
+        here at most one int64 report and one 64-bit random word per user."""
         return 16 * n
 
     def check_informative(self) -> None:
@@ -182,7 +183,7 @@ class FrequencyOracle(ABC):
         """``true_counts`` as int64, or ValueError unless it is a histogram over the k values."""
         counts = np.asarray(true_counts)
         if counts.shape != (self.k,) or not np.issubdtype(counts.dtype, np.integer) or counts.min() < 0:
-            raise ValueError(f"true_counts must be {self.k} non-negative integers, got {counts!r}")
+            raise ValueError(f"true_counts must be {self.k} non-negative integers, got {describe(counts)}")
         return counts.astype(np.int64)
 
     def variance(self, n: int) -> float:

@@ -97,11 +97,6 @@ class Publisher(ABC):
         """:meth:`publish` from the table's histograms alone (only when :attr:`from_tally`)."""
         raise NotImplementedError(f"{self.name} publishes from records, not from a tally")
 
-    def input_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The memory of the input of :meth:`publish` for ``n`` records over domains ``sizes``:
-        the table (a tally's histograms when :attr:`from_tally`)."""
-        return table_bytes(n, sizes)
-
     def guarantee(self, epsilon: float | None) -> str:
         """The privacy parameter a reader needs beside the results, as ``key=value``:
         ``epsilon=1.0`` (a publisher without a budget names its own)."""

@@ -20,7 +20,8 @@ attribute's support counts from their exact distribution given its histogram
 :class:`~dp2pub.data.tally.Tally`, so a job costs O(k^2) whatever n is. The attributes'
 counts are independent given the data under ``split``, so every 1-way estimate, and any
 function of them, has exactly the distribution of the records path. It refuses what needs
-records: OLH and RAPPOR (their hashed reports correlate the counts: no closed form),
+records: OLH (each user's random hash ties the supports of all values together: no closed form),
+RAPPOR (not implemented: its Bloom bit sums are binomials given the histogram too),
 ``strategy=sample`` (disjoint groups of users), ``ibu`` on unary reports (per-user likelihoods);
 joint marginals (``max_way`` 1) and classifiers are refused by the job.
 """
@@ -188,6 +189,8 @@ class OraclePublisher(Publisher):
     """
 
     oracle: ClassVar[type[FrequencyOracle]]
+    #: Why ``simulate=aggregates`` is refused, for an oracle without :meth:`~FrequencyOracle.simulate_counts`.
+    no_aggregates: ClassVar[str] = "its support counts have no aggregate form here"
     estimator: str = DEFAULT_ESTIMATOR
     strategy: str = "split"
     simulate: str = "records"
@@ -206,8 +209,7 @@ class OraclePublisher(Publisher):
             raise ConfigError(
                 "simulate",
                 self.simulate,
-                f"records for {self.name}: its hashed reports correlate the support counts, which have "
-                "no exact aggregate form (grr, sue and oue have one)",
+                f"records for {self.name}: {self.no_aggregates} (grr, sue and oue have an exact aggregate form)",
             )
         if self.strategy != "split":
             raise ConfigError(
@@ -224,9 +226,6 @@ class OraclePublisher(Publisher):
     @property
     def from_tally(self) -> bool:
         return self.simulate == "aggregates"
-
-    def input_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        return tally_bytes(sizes) if self.from_tally else super().input_bytes(n, sizes)
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
@@ -326,6 +325,9 @@ class OLHPublisher(OraclePublisher):
 
     name = "olh"
     oracle = OLH
+    no_aggregates = (
+        "each user's random hash ties the supports of all values together, so the counts have no closed form"
+    )
 
 
 class RAPPORPublisher(OraclePublisher):
@@ -333,6 +335,7 @@ class RAPPORPublisher(OraclePublisher):
 
     name = "rappor"
     oracle = RAPPOR
+    no_aggregates = "not implemented (its Bloom bit sums would have one: Bin(N_b, P1) + Bin(n - N_b, P0) per bit)"
 
     def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
         combine = sum if self.strategy == "split" else max
