@@ -37,7 +37,7 @@ def test_a_job_of_a_billion_users_runs_from_the_histogram():
     assert result.dataset is not None and result.dataset.n == 10**9 and result.published is None
 
 
-@pytest.mark.parametrize("oracle", ["grr", "oue"])
+@pytest.mark.parametrize("oracle", ["grr", "oue", "rappor"])
 def test_records_and_aggregates_give_one_distribution_of_mse_freq(oracle):
     """Over 200 seeds at n = 20,000 both paths' mse_freq have the closed-form mean (within
     4.5 standard errors) and pass a two-sample Kolmogorov-Smirnov test at 1e-3."""
@@ -56,7 +56,7 @@ def test_records_and_aggregates_give_one_distribution_of_mse_freq(oracle):
     "overrides,key,allowed",
     [
         (["mechanism=olh"], "mechanism.simulate", "records for olh: each user's random hash ties"),
-        (["mechanism=rappor"], "mechanism.simulate", "records for rappor: not implemented"),
+        (["mechanism=rappor", "mechanism.estimator=ibu"], "mechanism.estimator", "rappor's ibu needs every report"),
         (["mechanism.strategy=sample"], "mechanism.strategy", "split with simulate=aggregates"),
         (["mechanism=sue", "mechanism.estimator=ibu"], "mechanism.estimator", "sue's ibu needs every report"),
         (["metrics.ways=[1,2]", "dataset.d=3"], "metrics.ways", "[1] with mechanism.simulate=aggregates"),

@@ -145,15 +145,19 @@ class FrequencyOracle(ABC):
             raise ConfigError("reports", 0, "at least one report")
         if estimator == "ibu":
             return ibu([self], [reports], trace=trace)
-        return self.estimate_counts(self.support_counts(reports), n, estimator)
+        return self.estimate_counts(self.report_counts(reports), n, estimator)
+
+    def report_counts(self, reports: np.ndarray) -> np.ndarray:
+        """The counts of ``reports`` that every estimator but IBU reads: the support counts
+        ``C`` (RAPPOR: its bit sums)."""
+        return self.support_counts(reports)
 
     def estimate_counts(
         self, counts: np.ndarray, n: int, estimator: str = "unbiased", trace: IBUTrace | None = None
     ) -> np.ndarray:
-        """:meth:`estimate` from the support counts ``C`` of ``n`` reports alone (what
-        :meth:`support_counts` or :meth:`simulate_counts` return): every estimator but
-        ``ibu``, which needs the reports themselves unless they are values (GRR, whose
-        report histogram is ``C``)."""
+        """:meth:`estimate` from the counts of ``n`` reports alone (what :meth:`report_counts`
+        or :meth:`simulate_counts` return): every estimator but ``ibu``, which needs the
+        reports themselves unless they are values (GRR, whose report histogram is ``C``)."""
         check_choice(estimator, "estimator", ESTIMATORS)
         if n <= 0:
             raise ConfigError("reports", n, "at least one report")
@@ -173,8 +177,8 @@ class FrequencyOracle(ABC):
     simulates_counts: ClassVar[bool] = False
 
     def simulate_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``C``, distributed exactly as ``support_counts(perturb(values, rng))`` for any
-        column ``values`` whose histogram is ``true_counts`` (length k): O(k) or O(k^2) work
+        """Counts distributed exactly as ``report_counts(perturb(values, rng))`` for any
+        column ``values`` whose histogram is ``true_counts`` (length k): O(k) or O(m k) work
         instead of O(n). Only oracles whose counts have a closed-form distribution
         (:attr:`simulates_counts`) implement it."""
         raise NotImplementedError(f"{self.name}: its support counts have no exact aggregate form")

@@ -31,7 +31,7 @@ from sklearn.linear_model import Lasso
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
-from dp2pub.mechanisms.ibu import IBUTrace, ibu
+from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.validation import ConfigError, check_choice, check_int, check_probability
 
@@ -226,19 +226,36 @@ class RAPPOR(FrequencyOracle):
         )
         return debiased @ self.pinv.T
 
-    def estimate(self, reports: np.ndarray, estimator: str = "unbiased", trace: IBUTrace | None = None) -> np.ndarray:
-        """Estimated frequencies; ``none`` is the raw bit-sum fit without debiasing."""
+    def report_counts(self, reports: np.ndarray) -> np.ndarray:
+        """The bit sums: what the least-squares estimate fits."""
+        return self.bit_sums(reports)
+
+    def estimate_counts(
+        self, counts: np.ndarray, n: int, estimator: str = "unbiased", trace: IBUTrace | None = None
+    ) -> np.ndarray:
+        """Estimated frequencies from the bit sums ``counts`` of ``n`` reports; ``none`` is the
+        raw bit-sum fit without debiasing (``ibu`` needs the reports: :meth:`estimate`)."""
         check_choice(estimator, "estimator", ESTIMATORS)
-        n = len(reports)
-        if n == 0:
-            raise ConfigError("reports", 0, "at least one report")
+        if n <= 0:
+            raise ConfigError("reports", n, "at least one report")
         if estimator == "ibu":
-            return ibu([self], [reports], trace=trace)
-        sums = self.bit_sums(reports).astype(np.float64)
+            raise ValueError(f"{self.name}: ibu needs the reports, not only their bit sums")
+        sums = np.asarray(counts, dtype=np.float64)
         if estimator == "none":
             return self._fit(sums) / n
         debiased = (sums - n * self.prob_one_if_zero) / (self.prob_one_if_one - self.prob_one_if_zero)
         return postprocess(self._fit(debiased) / n, estimator)
+
+    simulates_counts = True
+
+    def simulate_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The bit sums, exactly in distribution: bit j is set in the Bloom filters of
+        ``N_j = (X counts)_j`` users, and every bit of every report is independent given the
+        filters (PRR, then IRR), so the sum is ``Bin(N_j, P(1 | 1)) + Bin(n - N_j, P(1 | 0))``,
+        independently over bits (realized probabilities). O(m k) work."""
+        counts = self.check_counts(true_counts)
+        ones = self.design.astype(np.int64) @ counts
+        return rng.binomial(ones, self.prob_one_if_one) + rng.binomial(counts.sum() - ones, self.prob_one_if_zero)
 
     def _fit(self, targets: np.ndarray) -> np.ndarray:
         if self.pinv is not None:

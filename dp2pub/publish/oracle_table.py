@@ -16,13 +16,12 @@ independently, so the product is unbiased).
 
 ``simulate``: ``records`` (default) perturbs every user's value; ``aggregates`` draws each
 attribute's support counts from their exact distribution given its histogram
-(:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`: GRR, SUE, OUE), from a
+(:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`: GRR, SUE, OUE, RAPPOR), from a
 :class:`~dp2pub.data.tally.Tally`, so a job costs O(k^2) whatever n is. The attributes'
 counts are independent given the data under ``split``, so every 1-way estimate, and any
 function of them, has exactly the distribution of the records path. It refuses what needs
 records: OLH (each user's random hash ties the supports of all values together: no closed form),
-RAPPOR (not implemented: its Bloom bit sums are binomials given the histogram too),
-``strategy=sample`` (disjoint groups of users), ``ibu`` on unary reports (per-user likelihoods);
+``strategy=sample`` (disjoint groups of users), ``ibu`` but for GRR (per-user likelihoods);
 joint marginals (``max_way`` 1) and classifiers are refused by the job.
 """
 
@@ -209,7 +208,7 @@ class OraclePublisher(Publisher):
             raise ConfigError(
                 "simulate",
                 self.simulate,
-                f"records for {self.name}: {self.no_aggregates} (grr, sue and oue have an exact aggregate form)",
+                f"records for {self.name}: {self.no_aggregates} (grr, sue, oue and rappor have an exact aggregate form)",
             )
         if self.strategy != "split":
             raise ConfigError(
@@ -335,7 +334,6 @@ class RAPPORPublisher(OraclePublisher):
 
     name = "rappor"
     oracle = RAPPOR
-    no_aggregates = "not implemented (its Bloom bit sums would have one: Bin(N_b, P1) + Bin(n - N_b, P0) per bit)"
 
     def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
         combine = sum if self.strategy == "split" else max

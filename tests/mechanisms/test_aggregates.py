@@ -1,13 +1,16 @@
 """Aggregate-level simulation (``simulate_counts``) against the records path, oracle by oracle.
 
-The support counts drawn from their closed-form distribution must be distributed exactly as
-``support_counts(perturb(values))``: same means, same covariance matrix (the exact one, which
-for GRR is a sum of multinomial covariances and for unary encoding diagonal), and the same
+The counts drawn from their closed-form distribution must be distributed exactly as
+``report_counts(perturb(values))``: same means, same covariance matrix (the exact one, which
+for GRR is a sum of multinomial covariances, for unary encoding and RAPPOR's bit sums
+diagonal), and the same
 distribution of the estimate's squared error (a two-sample test), over many seeds. Each test
 is also shown to fail against a channel off by 15% in epsilon, so it does not pass vacuously.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -21,12 +24,14 @@ REPS = 2000
 Z = 4.5
 #: Two-sample test level: a pass needs p above it.
 ALPHA = 1e-3
-ORACLES = [(GRR, 1.0), (SUE, 1.0), (OUE, 1.0)]
+#: RAPPOR also with its instantaneous response (IRR), which changes both bit probabilities.
+ORACLES = [(GRR, 1.0), (SUE, 1.0), (OUE, 1.0), (RAPPOR, 2.0), (functools.partial(RAPPOR, p=0.25, q=0.75), 2.0)]
+IDS = ["grr", "sue", "oue", "rappor", "rappor_irr"]
 
 
 def records_counts(oracle: FrequencyOracle, rng: np.random.Generator) -> np.ndarray:
     values = rng.permutation(np.repeat(np.arange(TRUE.size), TRUE))
-    return np.stack([oracle.support_counts(oracle.perturb(values, rng)) for _ in range(REPS)])
+    return np.stack([oracle.report_counts(oracle.perturb(values, rng)) for _ in range(REPS)])
 
 
 def aggregate_counts(oracle: FrequencyOracle, rng: np.random.Generator) -> np.ndarray:
@@ -40,6 +45,10 @@ def exact_moments(oracle: FrequencyOracle) -> tuple[np.ndarray, np.ndarray]:
         mean = TRUE @ q
         cov = np.diag(mean) - np.einsum("u,uv,uw->vw", TRUE, q, q)
         return mean, cov
+    if isinstance(oracle, RAPPOR):  # bit j is set in the Bloom filters of N_j users
+        ones, one, zero = oracle.design.astype(np.int64) @ TRUE, oracle.prob_one_if_one, oracle.prob_one_if_zero
+        mean = ones * one + (TRUE.sum() - ones) * zero
+        return mean, np.diag(ones * one * (1 - one) + (TRUE.sum() - ones) * zero * (1 - zero))
     p, qq, n = oracle.p_star, oracle.q_star, TRUE.sum()
     mean = TRUE * p + (n - TRUE) * qq
     return mean, np.diag(TRUE * p * (1 - p) + (n - TRUE) * qq * (1 - qq))
@@ -59,7 +68,7 @@ def squared_errors(oracle: FrequencyOracle, samples: np.ndarray) -> np.ndarray:
     return np.array([np.mean((oracle.estimate_counts(c, TRUE.sum()) - truth) ** 2) for c in samples])
 
 
-@pytest.mark.parametrize("kind,epsilon", ORACLES, ids=[k.name for k, _ in ORACLES])
+@pytest.mark.parametrize("kind,epsilon", ORACLES, ids=IDS)
 def test_both_paths_have_the_exact_mean_and_covariance_of_the_counts(kind, epsilon):
     oracle = kind(epsilon=epsilon, k=TRUE.size)
     mean, cov = exact_moments(oracle)
@@ -69,7 +78,7 @@ def test_both_paths_have_the_exact_mean_and_covariance_of_the_counts(kind, epsil
     assert not moments_agree(aggregate_counts(off, np.random.default_rng(2)), mean, cov)
 
 
-@pytest.mark.parametrize("kind,epsilon", ORACLES, ids=[k.name for k, _ in ORACLES])
+@pytest.mark.parametrize("kind,epsilon", ORACLES, ids=IDS)
 def test_the_estimates_squared_error_has_one_distribution_on_both_paths(kind, epsilon):
     oracle = kind(epsilon=epsilon, k=TRUE.size)
     records = squared_errors(oracle, records_counts(oracle, np.random.default_rng(3)))
@@ -90,14 +99,14 @@ def test_grr_ibu_from_the_histogram_is_the_records_estimate():
     np.testing.assert_array_equal(from_counts, oracle.estimate(reports, "ibu"))
 
 
-def test_unary_ibu_and_hashed_oracles_have_no_aggregate_form():
-    sue = SUE(epsilon=1.0, k=6)
-    with pytest.raises(ValueError, match="ibu needs the reports"):
-        sue.estimate_counts(sue.simulate_counts(TRUE, np.random.default_rng(0)), TRUE.sum(), "ibu")
-    for oracle in (OLH(epsilon=1.0, k=6), RAPPOR(epsilon=1.0, k=6, num_bits=16, num_hashes=2)):
-        assert not oracle.simulates_counts
-        with pytest.raises(NotImplementedError, match="no exact aggregate form"):
-            oracle.simulate_counts(TRUE, np.random.default_rng(0))
+def test_ibu_but_grr_s_and_olh_have_no_aggregate_form():
+    for oracle in (SUE(epsilon=1.0, k=6), RAPPOR(epsilon=1.0, k=6, num_bits=16, num_hashes=2)):
+        with pytest.raises(ValueError, match="ibu needs the reports"):
+            oracle.estimate_counts(oracle.simulate_counts(TRUE, np.random.default_rng(0)), TRUE.sum(), "ibu")
+    olh = OLH(epsilon=1.0, k=6)
+    assert not olh.simulates_counts
+    with pytest.raises(NotImplementedError, match="no exact aggregate form"):
+        olh.simulate_counts(TRUE, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("bad", [np.array([1, 2]), np.array([1, -1, 0, 0, 0, 0]), np.full(6, 1.5)])
