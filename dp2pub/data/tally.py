@@ -1,6 +1,6 @@
 """A table's 1-way histograms without its records: the input of aggregate-level simulation.
 
-A frequency oracle whose reports' support counts have a closed-form distribution given the
+A frequency oracle whose report counts have a closed-form distribution given the
 true counts (:meth:`dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`) needs no
 record per user to be simulated exactly in distribution; for 1-way estimates a
 :class:`Tally` is all the data it needs, so a study can have a billion users

@@ -172,7 +172,7 @@ class FrequencyOracle(ABC):
         return postprocess(unbiased, estimator)
 
     # ----- aggregate-level simulation
-    #: Whether :meth:`simulate_counts` exists: the support counts of a column's reports drawn
+    #: Whether :meth:`simulate_counts` exists: the report counts of a column drawn
     #: exactly in distribution from the column's histogram, without a record per user.
     simulates_counts: ClassVar[bool] = False
 

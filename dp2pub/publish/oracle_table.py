@@ -15,9 +15,10 @@ outer product of their per-attribute unbiased vectors (the attributes are pertur
 independently, so the product is unbiased).
 
 ``simulate``: ``records`` (default) perturbs every user's value; ``aggregates`` draws each
-attribute's support counts from their exact distribution given its histogram
-(:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`: GRR, SUE, OUE, RAPPOR), from a
-:class:`~dp2pub.data.tally.Tally`, so a job costs O(k^2) whatever n is. The attributes'
+attribute's report counts (support counts; RAPPOR's bit sums) from their exact distribution
+given its histogram (:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.simulate_counts`: GRR,
+SUE, OUE, RAPPOR), from a :class:`~dp2pub.data.tally.Tally`, so a job costs O(k) to
+O(num_bits k) whatever n is. The attributes'
 counts are independent given the data under ``split``, so every 1-way estimate, and any
 function of them, has exactly the distribution of the records path. It refuses what needs
 records: OLH (each user's random hash ties the supports of all values together: no closed form),
@@ -146,8 +147,9 @@ class OracleRelease(Release):
 
 @dataclass(frozen=True)
 class CountsRelease(Release):
-    """1-way marginals estimated from each attribute's support counts alone (aggregate-level
-    simulation): ``counts[j]`` are attribute j's over the ``n`` users. No joint marginals:
+    """1-way marginals estimated from each attribute's report counts alone (aggregate-level
+    simulation, :meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.report_counts`): ``counts[j]``
+    are attribute j's over the ``n`` users. No joint marginals:
     their counts need the users' reports of several attributes together."""
 
     oracles: tuple[FrequencyOracle, ...]
@@ -228,8 +230,9 @@ class OraclePublisher(Publisher):
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
-        marginals; ``sample``: each user reports one attribute); with aggregates a channel
-        and a few histograms per attribute."""
+        marginals; ``sample``: each user reports one attribute); with aggregates a k x k
+        table and a few histograms per attribute (RAPPOR's design matrix, num_bits x k, is
+        counted with the oracle, not here)."""
         if self.from_tally:
             return channel_bytes(sizes) + 4 * tally_bytes(sizes)
         per_user = [self.oracle.memory_bytes(n, int(k), **self.options) for k in sizes]
@@ -268,7 +271,7 @@ class OraclePublisher(Publisher):
         return Outcome(self.release(data, oracles, reports), ledger, {"perturb": perturbed}, self.guarantees(oracles))
 
     def publish_tally(self, tally: Tally, epsilon: float | None, rng: np.random.Generator) -> Outcome:
-        """Every attribute's support counts drawn from their exact distribution given its
+        """Every attribute's report counts drawn from their exact distribution given its
         histogram (``simulate=aggregates``, strategy split)."""
         if not self.from_tally:
             raise ValueError(f"{self.name} with simulate=records perturbs records; a Tally needs simulate=aggregates")
