@@ -107,7 +107,7 @@ def build_tally(
 ) -> Tally:
     """The histograms of the dataset described by ``cfg``: drawn without records for a
     generator that can (:data:`TALLIES`), else counted from the table :func:`build_dataset` gives."""
-    if cfg.get("name") in TALLIES:
+    if draws_counts(cfg):
         return _build("dataset", TALLIES, cfg, rng=rng)
     return Tally.of(build_dataset(cfg, rng, data_dir, cache_dir))
 
