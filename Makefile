@@ -49,8 +49,8 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check dp2pub hydra_plugins tests experiments
-	$(BIN)/ruff format --check dp2pub hydra_plugins tests experiments
+	$(BIN)/ruff check dp2pub hydra_plugins tests experiments examples
+	$(BIN)/ruff format --check dp2pub hydra_plugins tests experiments examples
 	$(BIN)/mypy
 
 bench: $(STAMP)

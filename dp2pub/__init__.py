@@ -22,6 +22,7 @@ from dp2pub.audit import privacy_loss, satisfies_ldp
 from dp2pub.data import (
     Dataset,
     Domain,
+    Generator,
     load_adult,
     load_car,
     load_privbayes,
@@ -31,7 +32,7 @@ from dp2pub.data import (
 )
 from dp2pub.job import JobResult, run_job
 from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, FrequencyOracle, postprocess, project_simplex
-from dp2pub.mechanisms.accounting import Spend, epsilon_spent
+from dp2pub.mechanisms.accounting import Spend, epsilon_spent, split_budget
 from dp2pub.metrics import evaluate_marginals, mse, tvd
 from dp2pub.publish import (
     DP2PubPublisher,
@@ -40,6 +41,7 @@ from dp2pub.publish import (
     LDPNBPublisher,
     MondrianPublisher,
     OLHPublisher,
+    OraclePublisher,
     OUEPublisher,
     Outcome,
     PRAMPublisher,
@@ -50,8 +52,9 @@ from dp2pub.publish import (
     SamaratiPublisher,
     SUEPublisher,
     TableRelease,
+    working_bytes,
 )
-from dp2pub.validation import ConfigError
+from dp2pub.validation import ConfigError, InputPath
 
 __version__ = "0.1.0"
 
@@ -68,11 +71,14 @@ __all__ = [
     "Domain",
     "FrequencyOracle",
     "GRRPublisher",
+    "Generator",
+    "InputPath",
     "JobResult",
     "LDPNBPublisher",
     "MondrianPublisher",
     "OLHPublisher",
     "OUEPublisher",
+    "OraclePublisher",
     "Outcome",
     "PRAMPublisher",
     "PrivBayesPublisher",
@@ -97,5 +103,7 @@ __all__ = [
     "project_simplex",
     "run_job",
     "satisfies_ldp",
+    "split_budget",
     "tvd",
+    "working_bytes",
 ]

@@ -17,18 +17,20 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.plugins import Plugins
 from hydra.errors import HydraException
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from dp2pub.config import config_dir, plain_config
+from dp2pub.config import config_dir, plain_config, plugin_config_dirs
 from dp2pub.data.errors import DataFileError
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
 from dp2pub.job import run_job
+from dp2pub.registry import named
 from dp2pub.store import StoreError, mlflow_defaults
 from dp2pub.sweep import FINISHED, SKIPPED, JobFailed, current_parent, in_sweep, job_label, labelled_logs
 from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
 from hydra_plugins.dp2pub_ray_launcher.ray_launcher import RayLauncher
+from hydra_plugins.dp2pub_searchpath.searchpath import PluginConfigs
 from hydra_plugins.dp2pub_sweeper.sweeper import ValidateOnceSweeper
 
 CONF_DIR = config_dir()
@@ -46,7 +48,7 @@ def execute(cfg: DictConfig) -> tuple[str, str]:
     """Run and track the job described by a composed config; returns the run id and whether
     the job ran (FINISHED) or was skipped (SKIPPED). A sweep's job starts its lines with its
     place in the sweep (``[2/3]``) and leaves the dashboard to the sweep's summary."""
-    plain = plain_config(cfg)
+    plain = named(plain_config(cfg))
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     label = job_label()
     with labelled_logs(label):
@@ -73,14 +75,28 @@ def execute(cfg: DictConfig) -> tuple[str, str]:
 
 
 def config_dirs(argv: list[str]) -> list[Path]:
-    """dp2pub's config directory and any added with Hydra's ``--config-dir``/``-cd``."""
-    dirs = [CONF_DIR]
+    """dp2pub's config directory, the installed plugins' (:mod:`dp2pub.plugins`, entry
+    points ``dp2pub.configs``) and any added with Hydra's ``--config-dir``/``-cd``."""
+    dirs = [CONF_DIR, *plugin_config_dirs()]
     for i, arg in enumerate(argv):
         if arg in ("-cd", "--config-dir") and i + 1 < len(argv):
             dirs.append(Path(argv[i + 1]).expanduser())
         elif arg.startswith("--config-dir="):
             dirs.append(Path(arg.split("=", 1)[1]).expanduser())
     return dirs
+
+
+def added_options(argv: list[str] | None = None) -> str:
+    """The help's lines for the config options that installed plugins and ``--config-dir``
+    add to dp2pub's groups (``mechanism  kss  (from kss_plugin.conf)``), or a line saying
+    there are none (the ``dp2pub_added_options`` resolver of conf/hydra/help/dp2pub.yaml)."""
+    lines = []
+    for directory in config_dirs(sys.argv[1:] if argv is None else argv)[1:]:
+        for group in sorted(p for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []:
+            options = sorted(p.stem for p in group.glob("*.yaml") if not (CONF_DIR / group.name / p.name).exists())
+            if options:
+                lines.append(f"{group.name:<13} {', '.join(options)}  (from {directory})")
+    return "\n".join(lines) or "none (a plugin package's or --config-dir's options are listed here)"
 
 
 def check_group_options(argv: list[str]) -> None:
@@ -166,11 +182,13 @@ def main() -> None:
         print(f"dp2pub: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     os.environ["HYDRA_FULL_ERROR"] = "1"
+    OmegaConf.register_new_resolver("dp2pub_added_options", added_options, replace=True)
     mlflow_defaults()  # a dead tracking server fails its jobs in seconds, and no telemetry
     # Hydra finds plugins by walking the hydra_plugins folders, which misses dp2pub's in an
     # editable install (setuptools maps them by an import hook, not a folder): name them outright
     Plugins.instance().register(RayLauncher)
     Plugins.instance().register(ValidateOnceSweeper)
+    Plugins.instance().register(PluginConfigs)
     try:
         app()
     except (KeyboardInterrupt, Terminated) as error:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
 
+from dp2pub.plugins import config_packages
 from dp2pub.validation import ConfigError
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -23,6 +25,21 @@ def config_dir() -> Path:
     """
     packaged = _PACKAGE / "conf"
     return packaged if (packaged / "config.yaml").is_file() else _PACKAGE.parent / "conf"
+
+
+def plugin_config_dirs() -> list[Path]:
+    """The folders of the config packages that installed plugins register (entry points
+    ``dp2pub.configs``, :func:`dp2pub.plugins.config_packages`); a package that cannot be
+    found is left to Hydra to report."""
+    dirs = []
+    for package in config_packages():
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            dirs.append(Path(location))
+    return dirs
 
 
 def resolve(cfg: DictConfig) -> dict:
@@ -44,8 +61,9 @@ def resolve(cfg: DictConfig) -> dict:
 
 def plain_config(cfg: DictConfig) -> dict:
     """:func:`resolve`, with an integer ``epsilon`` made a float (``epsilon=1`` and
-    ``epsilon=1.0`` are one param value)."""
-    plain = resolve(cfg)
+    ``epsilon=1.0`` are one param value), without a study's ``figures`` section (what
+    ``dp2pub-figures`` draws is neither a param of the job's run nor part of its identity)."""
+    plain = resolve(OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "figures"]) if "figures" in cfg else cfg)
     if isinstance(plain.get("epsilon"), int) and not isinstance(plain["epsilon"], bool):
         plain["epsilon"] = float(plain["epsilon"])
     return plain

@@ -107,7 +107,7 @@ def run_job(cfg: Mapping) -> JobResult:
     metrics.update({f"time_{phase}_s": seconds for phase, seconds in timings.items()})
     ledger = pd.DataFrame([asdict(item) for item in outcome.ledger])
     notes, guarantee = (
-        result_notes(cfg["mechanism"], outcome, evaluation, metrics),
+        [*data.notes, *result_notes(cfg["mechanism"], outcome, evaluation, metrics)],
         publisher.guarantee(settings.epsilon),
     )
     result = JobResult(metrics, evaluation.per_attribute, ledger, outcome.published, outcome.artifacts, notes)

@@ -29,25 +29,39 @@ from mlflow.entities import RunStatus
 log = logging.getLogger(__name__)
 
 HASH_TAG = "dp2pub.config_hash"
+#: The hash of the config alone (:func:`config_hash` without inputs): equal to
+#: :data:`HASH_TAG` unless the config names files or a plugin's code, whose digests the
+#: identity adds. A figure keeps the newest run per config key, so a job rerun after its
+#: table or code changed replaces the earlier run in the figure instead of joining it.
+KEY_TAG = "dp2pub.config_key"
 HOST_TAG, PID_TAG, START_TAG = "dp2pub.host", "dp2pub.pid", "dp2pub.pid_start"
 #: The process-id namespace (Linux): containers that share a host name do not share pids.
 PIDNS_TAG = "dp2pub.pid_ns"
 #: Top-level config keys that say where results go, not what is computed.
-NOT_IDENTITY = ("tracking", "paths", "limits")
+NOT_IDENTITY = ("tracking", "paths", "limits", "figures")
 #: Keys added after runs existed, at the value that computes what configs without them
 #: computed: left out of the identity at that value, so earlier runs keep theirs (a rerun with
 #: ``skip_finished`` does not redo them, and a figure does not count a computation twice).
-NEUTRAL_DEFAULTS: dict[tuple[str, str], object] = {("mechanism", "simulate"): "records"}
+NEUTRAL_DEFAULTS: dict[tuple[str, str], object] = {
+    ("mechanism", "simulate"): "records",
+    ("mechanism", "hierarchies"): None,
+}
 
 
-def config_hash(cfg: Mapping) -> str:
+def config_hash(cfg: Mapping, inputs: Mapping[str, Mapping] | None = None) -> str:
     """SHA-256 of the resolved config without :data:`NOT_IDENTITY` and the keys at their
-    :data:`NEUTRAL_DEFAULTS` (keys sorted, JSON)."""
+    :data:`NEUTRAL_DEFAULTS` (keys sorted, JSON), and of ``inputs``: what the config names
+    but does not hold, such as the digests of the files it reads and of a plugin's code
+    (:func:`dp2pub.registry.input_files`, :func:`~dp2pub.registry.code_identity`). An
+    empty ``inputs`` section adds nothing, so the built-ins' identities are unchanged."""
     identity = {key: value for key, value in cfg.items() if key not in NOT_IDENTITY and key != "hydra"}
     for (group, key), neutral in NEUTRAL_DEFAULTS.items():
         entry = identity.get(group)
         if isinstance(entry, Mapping) and key in entry and entry[key] == neutral:
             identity[group] = {k: v for k, v in entry.items() if k != key}
+    for section, values in (inputs or {}).items():
+        if values:
+            identity[f"__{section}__"] = dict(values)
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -21,7 +21,8 @@ from dp2pub.learn.models import MODELS
 from dp2pub.learn.split import check_test_size
 from dp2pub.validation import ConfigError, check_bool, check_epsilon, check_float, check_int, check_list, check_text
 
-#: Top-level keys of a job's config (hydra: Hydra's own, present in a composed config).
+#: Top-level keys of a job's config (hydra: Hydra's own, present in a composed config;
+#: figures: a study's figures, which the job ignores and dp2pub-figures checks).
 TOP_LEVEL = (
     "epsilon",
     "seed",
@@ -33,6 +34,7 @@ TOP_LEVEL = (
     "tracking",
     "paths",
     "hydra",
+    "figures",
 )
 
 

@@ -13,7 +13,6 @@ loaded is the run's dataset input (:func:`dataset_input`).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import os
@@ -37,8 +36,8 @@ from mlflow.types import ColSpec, DataType, Schema
 from dp2pub.environment import environment_tags
 from dp2pub.interrupts import Terminated, describe
 from dp2pub.job import DatasetInfo, JobResult
-from dp2pub.registry import PUBLISHERS
-from dp2pub.resume import HASH_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
+from dp2pub.registry import builder_defaults, code_identity, input_files, named, provenance_tags, publisher_class
+from dp2pub.resume import HASH_TAG, KEY_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.settings import tracking_settings
 from dp2pub.store import check_artifact_root, lost_server, open_store
@@ -236,7 +235,7 @@ def run_name(cfg: Mapping) -> str:
     ``grr synthetic ε1 s0``. A mechanism without a privacy budget (k-anonymity) shows its
     ``k`` instead: ``samarati adult k10 s0``."""
     mechanism = cfg["mechanism"]
-    if getattr(PUBLISHERS.get(mechanism.get("name")), "uses_budget", True):
+    if getattr(publisher_class(mechanism), "uses_budget", True):
         budget = f"ε{_short_number(cfg.get('epsilon'))}"
     else:
         budget = f"k{mechanism.get('k')}"
@@ -247,12 +246,11 @@ def mechanism_label(mechanism: Mapping) -> str:
     """``mechanism.name`` and the values of its :data:`VARIANTS` keys that differ from the
     publisher's defaults, as conf/mechanism's files name them: ``dp2pub_trusted_ibu``."""
     name = str(mechanism.get("name"))
-    builder = PUBLISHERS.get(name)
-    defaults = inspect.signature(builder).parameters if builder is not None else {}
+    defaults = builder_defaults(mechanism)
     variant = [
         str(mechanism[key])
         for key in VARIANTS.get(name, ())
-        if key in defaults and mechanism.get(key, defaults[key].default) != defaults[key].default
+        if key in defaults and mechanism.get(key, defaults[key]) != defaults[key]
     ]
     return "_".join([name, *variant])
 
@@ -357,15 +355,22 @@ def run_tracked(
     parent run. Runs left RUNNING by killed processes of this host are marked KILLED first
     (:mod:`dp2pub.resume`).
     """
+    cfg = named(cfg)
     skip = tracking_settings(cfg).skip_finished
     uri, experiment_id = open_experiment(cfg)
     client = mlflow.MlflowClient(uri)
     reap_stale_runs(client, experiment_id)
-    identity = config_hash(cfg)
+    identity = config_hash(cfg, {"files": input_files(cfg), "code": code_identity(cfg)})
     if skip and (done := finished_run(client, experiment_id, identity)) is not None:
         return done, None
     mlflow.set_tracking_uri(uri)
-    tags = {**run_tags(overrides or []), HASH_TAG: identity, **_parent_tags(parent, uri, experiment_id)}
+    tags = {
+        **run_tags(overrides or []),
+        HASH_TAG: identity,
+        KEY_TAG: config_hash(cfg),
+        **provenance_tags(cfg),
+        **_parent_tags(parent, uri, experiment_id),
+    }
     with contextlib.suppress(ConfigError):  # the job refuses a bad seed itself, into this run's error tag
         tags["seed_entropy"] = str(seed_entropy(cfg.get("seed")))
     active = None
@@ -392,7 +397,7 @@ def _log_job(
             mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))  # lost the race to a concurrent job
             client.delete_run(run.info.run_id)
             return other, None
-        mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith("hydra.")})
+        mlflow.log_params({k: str(v) for k, v in flatten(cfg).items() if not k.startswith(("hydra.", "figures."))})
         try:
             result = job(cfg)
         except Exception as error:

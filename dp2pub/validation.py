@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any
+from typing import Annotated, Any
+
+#: The mark of :data:`InputPath`.
+INPUT_PATH = "dp2pub.input_path"
+#: The annotation of a builder's parameter that names a file or folder the job reads (a
+#: user's table, its domain file, a folder of hierarchies): the digest of what it names is
+#: part of the job's identity (:func:`dp2pub.plugins.path_parameters`). Written
+#: ``path: InputPath`` or ``InputPath | None``; to everything else it is a ``str``.
+InputPath = Annotated[str, INPUT_PATH]
 
 
 class ConfigError(ValueError):

@@ -18,7 +18,7 @@ BAD_COMMAND_LINES = [
     (["epsilon=abc"], "epsilon='abc' is invalid: expected a finite number > 0"),
     (
         ["dataset=nosuchdata"],
-        "dataset='nosuchdata' is invalid: expected one of acs, adult, adult15, br2000, car, chess, connect4, mushroom, nltcs, nursery, synthetic, synthetic_bn, synthetic_bn_tree",
+        "dataset='nosuchdata' is invalid: expected one of acs, adult, adult15, br2000, car, chess, connect4, csv, mushroom, nltcs, nursery, synthetic, synthetic_bn, synthetic_bn_tree",
     ),
     (
         ["mechanism=nosuchmech"],

@@ -41,3 +41,20 @@ def test_no_tracked_text_refers_outside_the_repository():
         if OUTSIDE.search(line)
     ]
     assert found == []
+
+
+def test_the_tutorial_prints_its_files_exactly_and_the_readme_links_it():
+    """Every ``<!-- file: PATH -->`` block of docs/tutorial.md is PATH's text, so the files a
+    test runs (tests/test_tutorial.py) are the ones a reader copies."""
+    tutorial = (ROOT / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```\n", tutorial, flags=re.DOTALL)
+    assert {path for path, _ in blocks} >= {
+        "examples/tutorial/independent.py",
+        "examples/tutorial/myconf/mechanism/independent.yaml",
+        "examples/tutorial/myconf/experiment/my_study.yaml",
+        "examples/tutorial/test_independent.py",
+    }
+    for path, text in blocks:
+        assert text == (ROOT / path).read_text(), path
+    readme = (ROOT / "README.md").read_text()
+    assert "](docs/tutorial.md)" in readme.split("\n## ")[0]  # on the first screen

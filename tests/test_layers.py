@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dp2pub"
 #: Bottom to top; a unit is a top-level module or subpackage of dp2pub.
 LAYERS: list[set[str]] = [
     {"validation"},
-    {"data", "seeding", "audit"},
+    {"data", "seeding", "audit", "plugins"},
     {"mechanisms"},
     {"structure", "anonymity", "learn", "synthesis"},
     {"publish"},
@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"settings", "registry"},
     {"limits"},
     {"job"},
-    {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services"},
+    {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services", "testing"},
     {"tracking"},
     {"sweep"},
     {"figures"},

@@ -15,26 +15,18 @@ import pytest
 
 from dp2pub.data.files import SHA256
 from tests.conftest import ROOT, runs_in
+from tests.installed_example import SOURCE, copy_tree
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
 
-#: What a source distribution holds: the wheel is built from a copy of exactly this.
-SOURCE = ("pyproject.toml", "README.md", "LICENSE", "NOTICE", "dp2pub", "conf", "hydra_plugins")
 MAX_WHEEL_BYTES = 4 * 2**20
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> tuple[Path, str]:
     """The wheel built offline from a copy of the sources, and the build's output."""
-    tree = tmp_path_factory.mktemp("source")
-    for name in SOURCE:
-        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
-        copy(
-            ROOT / name,
-            tree / name,
-            **({"ignore": shutil.ignore_patterns("__pycache__")} if (ROOT / name).is_dir() else {}),
-        )
+    tree = copy_tree(ROOT, SOURCE, tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
         [

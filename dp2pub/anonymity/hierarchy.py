@@ -7,7 +7,8 @@ tables: ``maps[l][leaf_code]`` is the code of the leaf's ancestor at level ``l``
 ``labels[l]`` the ancestors' labels (Samarati, "Protecting respondents' identities in
 microdata release", IEEE TKDE 13(6), 2001, section 3: domain generalization hierarchies).
 
-The shipped files live in ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv``.
+The shipped files live in ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv``; a user's own
+are ``<directory>/<attribute>.csv`` in the same layout (``mechanism.hierarchies``).
 """
 
 from __future__ import annotations
@@ -127,13 +128,18 @@ def load_hierarchies(
     attributes: list[str],
     domain_labels: list[tuple[str, ...]],
     folder: str | Path | None = None,
+    directory: str | Path | None = None,
 ) -> list[Hierarchy]:
     """The hierarchy of each attribute: ``<folder>/<dataset>/<attribute>.csv`` when it
-    exists (``folder`` default: the shipped :data:`HIERARCHY_DIR`), else ``value -> *``."""
-    base = Path(folder) if folder is not None else HIERARCHY_DIR
+    exists (``folder`` default: the shipped :data:`HIERARCHY_DIR`), else ``value -> *``.
+    With ``directory`` (a user's own hierarchies), ``<directory>/<attribute>.csv`` instead:
+    the shipped files are not searched."""
+    base = (
+        Path(directory) if directory is not None else (Path(folder) if folder is not None else HIERARCHY_DIR) / dataset
+    )
     out = []
     for attribute, labels in zip(attributes, domain_labels):
-        path = base / dataset / f"{attribute}.csv"
+        path = base / f"{attribute}.csv"
         out.append(
             parse_hierarchy(path, attribute, tuple(labels))
             if path.is_file()

@@ -58,7 +58,7 @@ def strict_cut(
     median, or None when no cut leaves both sides meeting the model; ``sensitive``: the
     model's attributes on these rows."""
     m, width = len(values), high - low + 1
-    offset = values - low
+    offset = np.subtract(values, low, dtype=np.int64)  # values may be codes of a narrow dtype
     left_size = np.cumsum(np.bincount(offset, minlength=width))[:-1]  # split after each value
     left_h, right_h = [], []
     for attribute in sensitive:  # per candidate split: the sensitive histogram of each side
@@ -102,7 +102,7 @@ def mondrian(
     model = model if model is not None else PrivacyModel(k)
     if model.k != k:
         raise ValueError(f"the model's k ({model.k}) is not k ({k})")
-    codes = np.ascontiguousarray(qi_codes, dtype=np.int64)
+    codes = np.ascontiguousarray(qi_codes)  # the table's dtype: cuts compare codes, no int64 copy
     n = codes.shape[0]
     scale = np.maximum(np.asarray(sizes, dtype=np.float64) - 1, 1.0)
     partition = np.empty(n, dtype=np.int64)
@@ -111,22 +111,7 @@ def mondrian(
     stack = [np.arange(n)]
     while stack:
         rows = stack.pop()
-        block = codes[rows]
-        low, high = block.min(axis=0), block.max(axis=0)
-        left = None
-        if len(rows) >= 2 * k:
-            spread = (high - low) / scale
-            sensitive = tuple(s.subset(rows) for s in model.sensitive)
-            for j in np.argsort(-spread, kind="stable"):
-                if spread[j] == 0:
-                    break
-                left = (
-                    strict_cut(block[:, j], int(low[j]), int(high[j]), model, sensitive)
-                    if mode == "strict"
-                    else relaxed_cut(block, int(j), model, sensitive)
-                )
-                if left is not None:
-                    break
+        low, high, left = _cut(codes, rows, scale, k, mode, model)
         if left is None:
             partition[rows] = len(lows)
             lows.append(low)
@@ -134,4 +119,29 @@ def mondrian(
         else:
             stack.append(rows[~left])
             stack.append(rows[left])
-    return MondrianResult(partition, np.array(lows), np.array(highs))
+    return MondrianResult(partition, np.array(lows, dtype=np.int64), np.array(highs, dtype=np.int64))
+
+
+def _cut(
+    codes: np.ndarray, rows: np.ndarray, scale: np.ndarray, k: int, mode: str, model: PrivacyModel
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The smallest and largest QI codes of partition ``rows``, and the left-side mask of
+    its allowable cut on the widest QI that has one (None: the partition is final). Its rows'
+    codes are gathered here, so they are freed before its sides are."""
+    block = codes[rows]
+    low, high = block.min(axis=0), block.max(axis=0)
+    if len(rows) < 2 * k:
+        return low, high, None
+    spread = (high - low) / scale
+    sensitive = tuple(s.subset(rows) for s in model.sensitive)
+    for j in np.argsort(-spread, kind="stable"):
+        if spread[j] == 0:
+            break
+        left = (
+            strict_cut(block[:, j], int(low[j]), int(high[j]), model, sensitive)
+            if mode == "strict"
+            else relaxed_cut(block, int(j), model, sensitive)
+        )
+        if left is not None:
+            return low, high, left
+    return low, high, None

@@ -3,9 +3,11 @@
 from dp2pub.data.adult import load_adult
 from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.car import load_car
+from dp2pub.data.csv_table import load_csv
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
 from dp2pub.data.errors import DataFileError, DataNotFoundError
+from dp2pub.data.generator import Generator
 from dp2pub.data.marginals import joint_codes, marginal_counts, stacked_marginal_counts
 from dp2pub.data.privbayes import load_privbayes
 from dp2pub.data.sampling import sample_rows
@@ -19,10 +21,12 @@ __all__ = [
     "DataNotFoundError",
     "Dataset",
     "Domain",
+    "Generator",
     "code_dtype",
     "joint_codes",
     "load_adult",
     "load_car",
+    "load_csv",
     "load_privbayes",
     "load_uci_nb",
     "make_synthetic",

@@ -40,6 +40,9 @@ class Dataset:
         name: a short name for logs.
         is_test: optional boolean array of length n, true for the records of a held-out test
             part (adult: the rows read from adult.test); None when the data has no split.
+        notes: what a reader of results from this table must know, one line each (a user's
+            table whose domains were read from the data); kept by every derived table and
+            carried into the job's notes. Not part of :meth:`fingerprint`.
     """
 
     codes: np.ndarray
@@ -47,6 +50,7 @@ class Dataset:
     target: str | None = None
     name: str = "table"
     is_test: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.codes.ndim == 2 and not self.codes.flags.f_contiguous:
@@ -105,17 +109,17 @@ class Dataset:
         rows is unchanged; a table of another size (synthesized records) has no split.
         """
         keep = self.is_test is not None and codes.shape[0] == self.n
-        return Dataset(codes, self.domain, self.target, self.name, self.is_test if keep else None)
+        return Dataset(codes, self.domain, self.target, self.name, self.is_test if keep else None, self.notes)
 
     def with_target(self, target: str | None) -> Dataset:
         """The same table with another class attribute (a learning task)."""
-        return Dataset(self.codes, self.domain, target, self.name, self.is_test)
+        return Dataset(self.codes, self.domain, target, self.name, self.is_test, self.notes)
 
     def rows(self, mask: np.ndarray) -> Dataset:
         """The records where the boolean ``mask`` (length n) is true, with their membership."""
         mask = np.asarray(mask, dtype=bool)
         is_test = None if self.is_test is None else self.is_test[mask]
-        return Dataset(self.codes[mask], self.domain, self.target, self.name, is_test)
+        return Dataset(self.codes[mask], self.domain, self.target, self.name, is_test, self.notes)
 
     def train_test(self) -> tuple[Dataset, Dataset]:
         """The training records and the test records of a dataset that has a split."""

@@ -67,12 +67,12 @@ def _line_extents(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return starts, ends.astype(np.int64), buf
 
 
-def _count_between(positions: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+def count_between(positions: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """How many of the sorted byte ``positions`` fall in each line ``[starts, ends)``."""
     return np.searchsorted(positions, ends) - np.searchsorted(positions, starts)
 
 
-def _blank(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+def blank_lines(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """Which ``candidates`` lines hold only spaces, tabs and carriage returns (vectorized over
     the candidates' bytes: a gather and one ``reduceat``)."""
     blank = np.zeros(starts.size, dtype=bool)
@@ -116,10 +116,10 @@ def read_fields(
         line = raw.count(b"\n", 0, error.start) + 1
         raise DataFileError(path, f"not UTF-8 text ({error.reason} at byte {error.start})", line) from None
     starts, ends, buf = _line_extents(raw)
-    fields = _count_between(np.flatnonzero(buf == ord(sep)), starts, ends) + 1
+    fields = count_between(np.flatnonzero(buf == ord(sep)), starts, ends) + 1
     # only lines without a separator can be blank or a banner; check just those
     candidates = np.flatnonzero(fields == 1)
-    blank = _blank(buf, starts, ends, candidates)
+    blank = blank_lines(buf, starts, ends, candidates)
     is_bar = np.zeros(starts.size, dtype=bool)
     nonempty = candidates[ends[candidates] > starts[candidates]]
     is_bar[nonempty] = buf[starts[nonempty]] == ord("|")

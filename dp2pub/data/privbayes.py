@@ -18,6 +18,7 @@ tables' attributes are named by column index, ``a0, a1, ...``, as in
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -113,3 +114,11 @@ def load_privbayes(
         f"{len(fields.lines)} records up to line {fields.lines[-1]}, the original has {SHAPES[table][0]}",
     )
     return Dataset(codes, domain, target=TARGETS[table], name=table if table != "adult" else "adult15")
+
+
+# ``dataset=nltcs|acs|br2000|adult15`` (entry points ``dp2pub.datasets``; adult15 is their
+# 15-attribute Adult).
+load_nltcs = functools.partial(load_privbayes, "nltcs")
+load_acs = functools.partial(load_privbayes, "acs")
+load_br2000 = functools.partial(load_privbayes, "br2000")
+load_adult15 = functools.partial(load_privbayes, "adult")

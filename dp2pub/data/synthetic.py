@@ -10,6 +10,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.domain import Domain
+from dp2pub.data.generator import Generator
 from dp2pub.data.tally import Tally
 from dp2pub.validation import ConfigError, check_int
 
@@ -52,3 +53,14 @@ def tally_synthetic(*, n: int, d: int, k_min: int, k_max: int, rng: np.random.Ge
     n, sizes = table_shape(n, d, k_min, k_max, rng)
     counts = tuple(rng.multinomial(n, np.full(int(k), 1.0 / int(k))) for k in sizes)
     return Tally(counts, Domain.from_sizes(sizes), name="synthetic")
+
+
+def largest_shape(*, n: object, d: object, k_min: object, k_max: object, **_: object) -> tuple[int, list[int]]:
+    """``(n, sizes)`` of a generated table before it is drawn, every domain at ``k_max``
+    (:func:`check_shape` first)."""
+    n, d, _k_min, k_max = check_shape(n, d, k_min, k_max)
+    return n, [k_max] * d
+
+
+#: ``dataset=synthetic`` (entry point ``dp2pub.datasets``).
+SYNTHETIC = Generator(make_synthetic, largest_shape, tally_synthetic)

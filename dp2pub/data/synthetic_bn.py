@@ -33,7 +33,8 @@ import numpy as np
 from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
-from dp2pub.data.synthetic import table_shape
+from dp2pub.data.generator import Generator
+from dp2pub.data.synthetic import largest_shape, table_shape
 from dp2pub.validation import ConfigError, check_int, check_probability
 
 #: Largest CPT (parent configurations x values) a node may have.
@@ -84,3 +85,7 @@ def make_synthetic_bn(
     n, sizes = table_shape(n, d, k_min, k_max, rng)
     network = random_network(sizes, degree, strength, rng)
     return Dataset(network.sample(n, rng), Domain.from_sizes(sizes), name="synthetic_bn")
+
+
+#: ``dataset=synthetic_bn`` (entry point ``dp2pub.datasets``).
+SYNTHETIC_BN = Generator(make_synthetic_bn, largest_shape)

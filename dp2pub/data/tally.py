@@ -36,6 +36,8 @@ class Tally:
     domain: Domain
     target: str | None = None
     name: str = "table"
+    #: The notes of the table it counts (:attr:`Dataset.notes`).
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         counts = tuple(np.asarray(c) for c in self.counts)
@@ -53,7 +55,7 @@ class Tally:
     def of(cls, data: Dataset) -> Tally:
         """The histograms of ``data``'s attributes."""
         counts = tuple(data.one_way_counts(j) for j in range(data.d))
-        return cls(counts, data.domain, data.target, data.name)
+        return cls(counts, data.domain, data.target, data.name, data.notes)
 
     @property
     def n(self) -> int:

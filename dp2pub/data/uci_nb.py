@@ -29,6 +29,7 @@ serves Connect-4 compressed (``connect-4.data.Z``), so none of the four is downl
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from dp2pub.data.categorical import CategoricalTable
@@ -166,3 +167,10 @@ def load_uci_nb(table: str, data_dir: str | Path | None = None, verify_checksum:
     if table not in UCI_NB:
         raise ConfigError("table", table, "one of " + ", ".join(UCI_NB))
     return UCI_NB[table].load(data_dir, verify_checksum)
+
+
+# ``dataset=mushroom|nursery|chess|connect4`` (entry points ``dp2pub.datasets``).
+load_mushroom = functools.partial(load_uci_nb, "mushroom")
+load_nursery = functools.partial(load_uci_nb, "nursery")
+load_chess = functools.partial(load_uci_nb, "chess")
+load_connect4 = functools.partial(load_uci_nb, "connect4")

@@ -20,7 +20,7 @@ from matplotlib.textpath import TextToPath
 from dp2pub.figures.aggregate import metric_range
 from dp2pub.figures.studies import DATA_PARAM, StudySpec
 
-#: Display names of the datasets (default: the dataset's name).
+#: Display names of the datasets (default: the dataset's name; a figure's ``data_labels`` add to them).
 DATA_LABELS = {
     "adult": "UCI Adult",
     "car": "UCI Car",
@@ -62,6 +62,11 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
+def data_label(spec: StudySpec, name: str) -> str:
+    """A dataset's name in the caption: the spec's ``data_labels``, else :data:`DATA_LABELS`."""
+    return spec.data_labels.get(name) or DATA_LABELS.get(name, name)
+
+
 def data_text(spec: StudySpec, summary: pd.DataFrame) -> str:
     """``UCI Adult, n = 30,162 training records, d = 14``; what varies is said to be per panel."""
     sizes = data_sizes(summary)
@@ -70,7 +75,7 @@ def data_text(spec: StudySpec, summary: pd.DataFrame) -> str:
     ns = {n for s in sizes.values() for n in s.n}
     ds = {d for s in sizes.values() for d in s.d}
     noun = "training records" if all(s.training for s in sizes.values()) else "records"
-    fixed = [DATA_LABELS.get(name, name) for name in sizes if name] if len(sizes) == 1 else []
+    fixed = [data_label(spec, name) for name in sizes if name] if len(sizes) == 1 else []
     varying = [] if fixed or len(sizes) == 1 else ["data"]
     if len(ns) == 1:
         fixed.append(f"n = {_n(next(iter(ns)))} {noun}")

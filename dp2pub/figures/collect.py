@@ -18,7 +18,7 @@ import pandas as pd
 from mlflow.entities import Run
 
 from dp2pub.figures.studies import StudySpec
-from dp2pub.resume import HASH_TAG, NOT_IDENTITY
+from dp2pub.resume import HASH_TAG, KEY_TAG, NOT_IDENTITY
 from dp2pub.tracking import SWEEP_TAG, quiet_store_logs
 
 #: Runs per request when reading a study's runs (a tracking server's usual page limit).
@@ -89,9 +89,11 @@ def run_row(run: Run) -> dict[str, object]:
 def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The job runs of a ``search_runs`` frame: no sweep parents, newest run per configuration.
 
-    A configuration is the run's ``dp2pub.config_hash`` tag (the identity that
-    ``tracking.skip_finished`` uses: the config without ``tracking`` and ``paths``); runs
-    logged without the tag fall back to their params without ``tracking.*`` and ``paths.*``.
+    A configuration is the run's ``dp2pub.config_key`` tag (the config without ``tracking``
+    and ``paths``), else its ``dp2pub.config_hash`` (the identity that
+    ``tracking.skip_finished`` uses, which adds the digests of the files and plugin code the
+    config names: a run after the table changed is the same configuration, newer); runs
+    logged without either fall back to their params without ``tracking.*`` and ``paths.*``.
     """
     tag = f"tags.{SWEEP_TAG}"
     if tag in runs:
@@ -99,9 +101,9 @@ def job_runs(runs: pd.DataFrame) -> pd.DataFrame:
     where = tuple(f"params.{key}." for key in NOT_IDENTITY)
     params = sorted(c for c in runs.columns if c.startswith("params.") and not c.startswith(where))
     identity = pd.util.hash_pandas_object(runs[params], index=False).astype(str) if params else runs["run_id"]
-    hashed = f"tags.{HASH_TAG}"
-    if hashed in runs:
-        identity = runs[hashed].where(runs[hashed].notna(), identity)
+    for column in (f"tags.{HASH_TAG}", f"tags.{KEY_TAG}"):  # the config key where a run has it
+        if column in runs:
+            identity = runs[column].where(runs[column].notna(), identity)
     newest_first = runs.assign(_identity=identity).sort_values(["start_time", "run_id"], ascending=False)
     return newest_first.drop_duplicates(subset="_identity").drop(columns="_identity")
 

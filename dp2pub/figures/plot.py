@@ -5,9 +5,10 @@ its facets that hold runs; without a row facet, several metrics in one column, o
 in more than ``spec.wrap`` columns, are laid out in one sequence instead, ``spec.wrap`` per
 line. In each panel: one line with markers per hue value (the mean over seeds) and a shaded
 95% interval (clipped to the metric's range by :func:`~dp2pub.figures.aggregate.aggregate`),
-dashed theory curves in the same colour, the references of the metric (a non-private model
-dotted, the majority class dash-dotted, both in black) and numbers published elsewhere
-(``spec.published``) as black markers. Under the bold title, a caption
+the references of the metric (a non-private model dotted, the majority class dash-dotted,
+both in black) and the spec's overlays (:class:`~dp2pub.figures.studies.Overlay`): curves
+such as theory dashed in the hue's colour, numbers published elsewhere as black markers.
+Under the bold title, a caption
 (:mod:`dp2pub.figures.caption`) names the data, n, d, the runs per point and the bands. Drawing uses a
 private :class:`~matplotlib.figure.Figure` (no pyplot state, no display) inside a fixed rc
 context, and the files carry no timestamp, so the same summary always gives byte-identical
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib as mpl
 import numpy as np
@@ -32,7 +33,7 @@ from matplotlib.ticker import NullFormatter
 
 from dp2pub.figures import style
 from dp2pub.figures.caption import caption, panel_sizes, wrap
-from dp2pub.figures.studies import DATA_PARAM, StudySpec
+from dp2pub.figures.studies import DATA_PARAM, Overlay, StudySpec
 
 PANEL_SIZE = (3.3, 2.5)  # inches per panel
 #: The longest panel title that fits a panel's width on one line (9 pt, measured: 48 did not).
@@ -42,7 +43,7 @@ MIN_WIDTH = 7.5  # inches, so that title and legend fit beside each other
 BAND_ALPHA = 0.18
 CAPTION_SIZE = 8.5  # points
 BAND_LABEL = "95% t-interval of the mean"
-#: Marker of a published number (``StudySpec.published``): a hollow black diamond.
+#: Marker of a number published elsewhere (an overlay of markers): a hollow black diamond.
 PUBLISHED_STYLE: dict[str, Any] = {
     "color": "black",
     "marker": "D",
@@ -50,6 +51,22 @@ PUBLISHED_STYLE: dict[str, Any] = {
     "markerfacecolor": "none",
     "linestyle": "none",
 }
+#: The markers of a figure's first, second ... overlay of markers.
+MARK_MARKERS = ("D", "s", "^", "v", "P")
+#: The line styles of a figure's first, second ... overlay of curves.
+CURVE_STYLES: tuple[Literal["--", ":", "-."], ...] = ("--", ":", "-.")
+
+
+def mark_style(position: int) -> dict[str, Any]:
+    """The style of the markers of the figure's ``position``-th overlay of markers."""
+    return {**PUBLISHED_STYLE, "marker": MARK_MARKERS[position % len(MARK_MARKERS)]}
+
+
+def curve_style(position: int) -> Literal["--", ":", "-."]:
+    """The line style of the curves of the figure's ``position``-th overlay of curves."""
+    return CURVE_STYLES[position % len(CURVE_STYLES)]
+
+
 #: Facet parameters the caption or a dataset's panel title already states.
 SIZE_PARAMS = (DATA_PARAM, "dataset.n", "dataset.d")
 
@@ -134,13 +151,13 @@ def draw_panel(
     spec: StudySpec,
     metric: str,
     points: pd.DataFrame,
-    curves: pd.DataFrame,
+    curves: list[pd.DataFrame],
     references: list[pd.DataFrame],
     hues: list,
-    published: pd.DataFrame | None = None,
+    marks: list[pd.DataFrame] | None = None,
 ) -> None:
-    """Means with markers and 95% bands per hue, theory curves, the references and the
-    published numbers (columns ``x``, ``value``) in one panel."""
+    """Means with markers and 95% bands per hue, each overlay's curves, the references and
+    each overlay's markers (columns ``x``, ``value``) in one panel."""
     if spec.is_log_y(metric):
         ax.set_yscale("log")
     for i, hue in enumerate(hues):
@@ -149,14 +166,22 @@ def draw_panel(
             colour = style.colour(hue)
             ax.fill_between(line[spec.x], line["ci_low"], line["ci_high"], color=colour, alpha=BAND_ALPHA, linewidth=0)
             ax.plot(line[spec.x], line["mean"], color=colour, marker=style.MARKERS[i % len(style.MARKERS)])
-        curve = curves[curves[spec.hue] == hue] if not curves.empty else curves
-        if not curve.empty:
-            ax.plot(curve[spec.x], curve["value"], color=style.colour(hue), linestyle="--", linewidth=1.0)
+        for position, frame in enumerate(curves):
+            curve = frame[frame[spec.hue] == hue] if not frame.empty else frame
+            if not curve.empty:
+                ax.plot(
+                    curve[spec.x],
+                    curve["value"],
+                    color=style.colour(hue),
+                    linestyle=curve_style(position),
+                    linewidth=1.0,
+                )
     for reference, (colour, linestyle) in zip(references, style.REFERENCE_STYLES):
         if not reference.empty:
             ax.plot(reference[spec.x], reference["mean"], color=colour, linestyle=linestyle, linewidth=1.2)
-    if published is not None and not published.empty:
-        ax.plot(published["x"], published["value"], zorder=5, **PUBLISHED_STYLE)
+    for position, frame in enumerate(marks or []):
+        if not frame.empty:
+            ax.plot(frame["x"], frame["value"], zorder=5, **mark_style(position))
     if points.empty:
         ax.text(0.5, 0.5, "no runs", transform=ax.transAxes, ha="center", va="center", color="grey")
 
@@ -181,27 +206,60 @@ def log_limits(points: pd.DataFrame, curves: pd.DataFrame) -> tuple[float, float
     return low / 1.5, values.max() * 1.5
 
 
-def published_in(spec: StudySpec, metric: str, points: pd.DataFrame) -> pd.DataFrame:
-    """The published numbers of ``metric`` (columns ``x``, ``value``) whose parameters match
-    those of the panel's ``points`` (empty for an empty panel)."""
-    rows = []
-    for mark in spec.published:
-        if mark.metric != metric or points.empty:
-            continue
-        if all(key in points and (points[key] == value).any() for key, value in mark.where.items()):
-            rows.append({"x": mark.x, "value": mark.value})
-    return pd.DataFrame(rows, columns=["x", "value"])
+def marks_in(spec: StudySpec, frame: pd.DataFrame, metric: str, points: pd.DataFrame) -> pd.DataFrame:
+    """The markers of an overlay's ``frame`` for ``metric`` (columns ``x``, ``value``) whose
+    other columns match the parameters of the panel's ``points`` (empty for an empty panel)."""
+    rows = frame[frame["metric"] == metric] if not points.empty else frame.iloc[:0]
+    where = [c for c in rows.columns if c not in ("metric", spec.x, "value")]
+    keep = [
+        all(key in points and (points[key] == value).any() for key, value in row.items() if pd.notna(value))
+        for row in rows[where].to_dict("records")
+    ]
+    return pd.DataFrame({"x": rows[spec.x][keep], "value": rows["value"][keep]}, columns=["x", "value"])
+
+
+class Layers:
+    """A figure's overlays, computed once from its summary: those that draw curves (with
+    their panel columns, see :func:`_with_panels`) and those that draw markers."""
+
+    def __init__(self, spec: StudySpec, summary: pd.DataFrame, sizes: dict[str, str]) -> None:
+        computed = [(overlay, overlay.frame(spec, summary)) for overlay in spec.overlays]
+        self.curves: list[tuple[Overlay, pd.DataFrame]] = [
+            (o, _with_panels(spec, f, sizes)) for o, f in computed if o.is_curves(spec, f) and not f.empty
+        ]
+        self.marks: list[tuple[Overlay, pd.DataFrame]] = [(o, f) for o, f in computed if not o.is_curves(spec, f)]
+        self.marked: set[int] = set()  # positions of the overlays of markers drawn in some panel
+
+    def panel_curves(self, col: str, row: str, metric: str) -> list[pd.DataFrame]:
+        """Each overlay's curves of one panel."""
+        return [f[(f["_col"] == col) & (f["_row"] == row) & (f["metric"] == metric)] for _, f in self.curves]
+
+    def panel_marks(self, spec: StudySpec, metric: str, points: pd.DataFrame) -> list[pd.DataFrame]:
+        """Each overlay's markers of one panel (noting those drawn, for the legend)."""
+        found = [marks_in(spec, frame, metric, points) for _, frame in self.marks]
+        self.marked |= {position for position, frame in enumerate(found) if not frame.empty}
+        return found
+
+    def curve_labels(self) -> list[str]:
+        return [overlay.label for overlay, _ in self.curves]
+
+    def mark_labels(self) -> list[tuple[int, str]]:
+        return [
+            (position, overlay.label) for position, (overlay, _) in enumerate(self.marks) if position in self.marked
+        ]
 
 
 def _legend(
     fig: Figure,
     spec: StudySpec,
     hues: list,
-    theory: bool,
+    curves: list[str],
     references: set[tuple[int, str]],
     bands: bool,
-    published: bool = False,
+    marks: list[tuple[int, str]] | None = None,
 ) -> None:
+    """The legend: the hues, each overlay of curves, each reference drawn, each overlay of
+    markers drawn (its position among them, its label) and the bands."""
     handles: list[Artist] = [
         Line2D(
             [],
@@ -212,13 +270,13 @@ def _legend(
         )
         for i, h in enumerate(hues)
     ]
-    if theory:
-        handles.append(Line2D([], [], color="grey", linestyle="--", label=spec.theory_label))
+    for position, label in enumerate(curves):
+        handles.append(Line2D([], [], color="grey", linestyle=curve_style(position), label=label))
     for position, name in sorted(references):  # (position, legend name): each drawn style once
         colour, linestyle = style.REFERENCE_STYLES[position]
         handles.append(Line2D([], [], color=colour, linestyle=linestyle, label=name))
-    if published:
-        handles.append(Line2D([], [], label=spec.published_label, **PUBLISHED_STYLE))
+    for position, label in marks or []:
+        handles.append(Line2D([], [], label=label, **mark_style(position)))
     if bands:
         handles.append(Patch(color="grey", alpha=BAND_ALPHA * 2, label=BAND_LABEL))
     fig.legend(handles=handles, loc="outside right upper", frameon=False)
@@ -249,14 +307,12 @@ def _titled(fig: Figure, spec: StudySpec, summary: pd.DataFrame, one_column: boo
     return panels
 
 
-def build_figure(
-    spec: StudySpec, summary: pd.DataFrame, theory: pd.DataFrame | None = None, seeds: list[int] | None = None
-) -> Figure:
-    """The study's figure from its summary (see module docstring), theory curves and the seeds
-    of its runs (named in the caption)."""
+def build_figure(spec: StudySpec, summary: pd.DataFrame, seeds: list[int] | None = None) -> Figure:
+    """The study's figure from its summary (see module docstring), with its overlays and the
+    seeds of its runs (named in the caption)."""
     sizes = panel_sizes(spec, summary)
+    layers = Layers(spec, summary, sizes)
     summary = _with_panels(spec, summary, sizes)
-    curves = _with_panels(spec, theory, sizes) if theory is not None and not theory.empty else pd.DataFrame()
     drawn_rows = summary[summary["metric"].isin(spec.metrics)]  # the panels: where a drawn metric has runs
     shown = drawn_rows if not drawn_rows.empty else summary
     cols = list(dict.fromkeys(shown["_col"]))
@@ -273,7 +329,6 @@ def build_figure(
     hues = sorted(summary[spec.hue].dropna().unique(), key=spec.hue_rank)
     xs = np.sort(summary[spec.x].dropna().unique().astype(float))
     drawn: set[tuple[int, str]] = set()
-    marked = False
     for r, (metric, row) in enumerate(rows):
         row_axes, row_points, row_curves = [], [], []
         for c, col in enumerate(cols):
@@ -281,11 +336,7 @@ def build_figure(
             ax = axes.flat[p] if sequence else axes[r, c]
             here = (summary["_col"] == col) & (summary["_row"] == row)
             points = summary[here & (summary["metric"] == metric)]
-            curve = (
-                curves[(curves["_col"] == col) & (curves["_row"] == row) & (curves["metric"] == metric)]
-                if not curves.empty
-                else curves
-            )
+            curves = layers.panel_curves(col, row, metric)
             names = spec.references(metric)
             references = [
                 summary[here & (summary["metric"] == name)].groupby(spec.x, as_index=False)["mean"].mean()
@@ -294,12 +345,10 @@ def build_figure(
             drawn |= {
                 (i, style.reference_label(n)) for i, (n, ref) in enumerate(zip(names, references)) if not ref.empty
             }
-            marks = published_in(spec, metric, points)
-            marked = marked or not marks.empty
-            draw_panel(ax, spec, metric, points, curve, references, hues, marks)
+            draw_panel(ax, spec, metric, points, curves, references, hues, layers.panel_marks(spec, metric, points))
             row_axes.append(ax)
             row_points.append(points)
-            row_curves.append(curve)
+            row_curves += curves or [pd.DataFrame()]
             _ticks(ax, spec, xs)
             _label(ax, spec, metric, (p, count, sequence[1]) if sequence else None, r == len(rows) - 1, c == 0)
             if row:  # every panel says which row facet it shows
@@ -312,7 +361,8 @@ def build_figure(
         if limits is not None:
             for ax in row_axes:  # shared along a grid's row
                 ax.set_ylim(*limits)
-    _legend(fig, spec, hues, not curves.empty, drawn, bool((drawn_rows["n"] > 1).any()), marked)
+    bands = bool((drawn_rows["n"] > 1).any())
+    _legend(fig, spec, hues, layers.curve_labels(), drawn, bands, layers.mark_labels())
     return fig
 
 
@@ -344,12 +394,11 @@ def figure_paths(directory: Path, study: str) -> dict[str, Path]:
 
 
 def plot_study(spec: StudySpec, summary: pd.DataFrame, directory: Path, seeds: list[int] | None = None) -> list[Path]:
-    """Draw the study (with its theory curves, if any; ``seeds``: those of its runs, for the
-    caption) and write PNG and PDF; returns the paths."""
+    """Draw the study (with its overlays; ``seeds``: those of its runs, for the caption) and
+    write PNG and PDF; returns the paths."""
     directory.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(style.RC):
-        theory = spec.theory(spec.params, spec.x, summary) if spec.theory is not None else None
-        fig = build_figure(spec, summary, theory, seeds)
+        fig = build_figure(spec, summary, seeds)
         paths = figure_paths(directory, spec.name)
         for fmt, path in paths.items():
             fig.savefig(path, format=fmt, dpi=style.DPI, metadata=style.METADATA[fmt])

@@ -1,22 +1,25 @@
-"""What each study's figure shows: one frozen :class:`StudySpec` per study in :data:`STUDIES`.
+"""What a figure shows: a frozen :class:`StudySpec`, built from the ``figures:`` section of a
+study's experiment config (:mod:`dp2pub.figures.schema`) or from the ad hoc command line.
 
-A spec names the MLflow experiment of the study (``tracking.experiment`` of
-``conf/experiment/<study>.yaml``), the run parameters that place a point (x, hue, facets, the
-seed) and the metrics drawn against x. Parameter names are the runs' flattened config keys
-(``epsilon``, ``mechanism.name``, ``dataset.n`` ...).
+A spec names the MLflow experiment that holds its runs (``tracking.experiment`` of the study's
+config), the run parameters that place a point (x, hue, facets, the seed) and the metrics
+drawn against x. Parameter names are the runs' flattened config keys (``epsilon``,
+``mechanism.name``, ``dataset.n`` ...). What some figures draw over the measurements (theory
+curves, numbers published elsewhere) are its :class:`Overlay` s.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import pandas as pd
 
 from dp2pub.figures import style
-from dp2pub.figures.theory import fo_theory
+from dp2pub.validation import ConfigError
 
 EPSILON_LABEL = "privacy budget ε (per user)"
 ACCURACY_LABEL = "accuracy (fraction correct)"
@@ -27,8 +30,38 @@ DATA_PARAM = "dataset.name"
 SIZE_METRICS = ("n_records", "n_train", "n_attributes")
 
 
-def _frozen(mapping: Mapping | None = None) -> Mapping:
+def frozen(mapping: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(mapping or {}))
+
+
+#: Axis labels of the metrics (docs/design.md, section 8), shared by every figure: a figure's
+#: ``y_labels`` name only the metrics it labels otherwise.
+METRIC_LABELS = frozen(
+    {
+        "tvd_1way": "1-way TVD (mean over attributes)",
+        "tvd_2way": "2-way TVD (mean over pairs)",
+        "tvd_3way": "3-way TVD (mean over triples)",
+        "mse_freq": "MSE of frequencies (squared fraction)",
+        "mse_count": "MSE of counts (records²)",
+        "accuracy_logreg": "logistic regression " + ACCURACY_LABEL,
+        "accuracy_nb": "naive Bayes " + ACCURACY_LABEL,
+        "ncp": "NCP (% of information lost)",
+        "discernibility": "discernibility Σ|E|² (records²)",
+        "cavg": "C_avg (mean class size / k)",
+    }
+)
+#: Short names of parameters in panel titles, shared by every figure (default: the last part
+#: of the name, ``mechanism.k`` -> ``k``).
+PARAM_LABELS = frozen(
+    {
+        "dataset.name": "data",
+        "dataset.n": "n",
+        "dataset.d": "d",
+        "dataset.k_min": "k",
+        "mechanism.estimator": "estimator",
+        "mechanism.strategy": "strategy",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -53,31 +86,71 @@ class Family:
         return match.group(1) if match else None
 
 
+#: An overlay's function: ``(spec, summary, **options) -> frame`` (see :class:`Overlay`).
+OverlayFunction = Callable[..., pd.DataFrame]
+
+
+class OverlayError(ValueError):
+    """An overlay returned something a figure cannot draw."""
+
+
 @dataclass(frozen=True)
-class Published:
-    """A number published elsewhere that a figure compares with (drawn as a black marker).
+class Overlay:
+    """Something drawn over a figure's measurements, computed from its summary
+    (:mod:`dp2pub.figures.overlays` holds the built-in ones).
+
+    The function returns a frame with the columns ``metric``, the figure's x and ``value``.
+    With the figure's hue among its columns, each hue's rows are a curve, drawn dashed in that
+    hue's colour in the panels that its facet columns name (theory curves). Without it, each
+    row is a black marker, drawn in every panel whose runs have the values of the row's other
+    columns (a number published elsewhere: ``dataset.n = 1000`` puts it in the panels of
+    n = 1,000).
 
     Attributes:
-        metric: the metric it is a value of.
-        x: where it is on the x axis.
-        value: the published value.
-        where: parameter -> value of the panel it belongs in (``{"dataset.n": 1000}``).
+        name: the built-in overlay's name, or the ``module.function`` of a user's.
+        label: the legend entry.
+        function: ``(spec, summary, **options) -> frame``.
+        options: keyword arguments of the function, from the config.
+        key: where it was configured (``figures.<figure>.overlays[<i>]``), for errors.
     """
 
-    metric: str
-    x: float
-    value: float
-    where: Mapping[str, object] = field(default_factory=_frozen)
+    name: str
+    label: str
+    function: OverlayFunction = field(compare=False)
+    options: Mapping[str, Any] = field(default_factory=frozen)
+    key: str = field(default="", compare=False)
+
+    def frame(self, spec: StudySpec, summary: pd.DataFrame) -> pd.DataFrame:
+        """What the overlay draws over ``spec``'s figure of ``summary``; raises OverlayError
+        if it is not a frame with the columns ``metric``, x and ``value``."""
+        where = f"{self.key or self.name} ({self.name})"
+        try:
+            result = self.function(spec, summary, **self.options)
+        except (ConfigError, OverlayError):
+            raise
+        except Exception as error:  # a user's overlay that fails: one line, not a traceback
+            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            raise OverlayError(f"overlay {where} failed: {reason}") from None
+        if not isinstance(result, pd.DataFrame):
+            raise OverlayError(f"overlay {where} returned a {type(result).__name__}, not a pandas DataFrame")
+        missing = [c for c in ("metric", spec.x, "value") if c not in result]
+        if missing:
+            raise OverlayError(f"overlay {where} returned a frame without the column {missing[0]!r}")
+        return result
+
+    def is_curves(self, spec: StudySpec, frame: pd.DataFrame) -> bool:
+        """Whether ``frame`` (of :meth:`frame`) holds curves (it has the hue) or markers."""
+        return spec.hue in frame
 
 
 @dataclass(frozen=True)
 class StudySpec:
-    """The figure of one study.
+    """One figure of a study.
 
     Attributes:
-        name: the study (``conf/experiment/<name>.yaml``, ``experiments/<name>.md``).
+        name: the figure (its files: ``<name>_runs.csv``, ``<name>.png`` ...).
         title: what the figure shows, in a few words (shown after the name).
-        experiment: MLflow experiment that holds the study's runs.
+        experiment: MLflow experiment that holds the figure's runs.
         x: the parameter on the x axis.
         metrics: the metrics drawn against x, one row of panels each.
         hue: the parameter that gives each line its colour (a mechanism or an oracle); with
@@ -86,7 +159,7 @@ class StudySpec:
             (``dp2pub/local/ibu``; a parameter a mechanism does not have is left out).
         facets: parameters whose value combinations make the columns of panels.
         row_facet: an optional parameter that splits every metric's row into one row per value.
-        extra_params: further parameters kept in the CSVs (those ``theory`` needs).
+        extra_params: further parameters kept in the CSVs (those an overlay needs).
         baselines: metric -> the metric(s) of its references, at most two, drawn in black
             (dotted, then dash-dotted): a non-private model (``*_baseline``), the majority class.
         families: metrics read as one metric per family (:class:`Family`), their values
@@ -98,16 +171,17 @@ class StudySpec:
         log_x: logarithmic x axis.
         log_y: logarithmic y axis for every metric (True) or for the metrics named.
         x_label: x axis label, with its unit.
-        y_labels: metric -> y axis label, with its unit.
+        y_labels: metric -> y axis label, with its unit (default: :data:`METRIC_LABELS`, else
+            the metric's name).
         y_limits: metric -> fixed y axis limits (e.g. (0, 1) for an accuracy).
-        param_labels: parameter -> short name in panel titles.
+        param_labels: parameter -> short name in panel titles (default: :data:`PARAM_LABELS`).
         hue_labels: hue value -> legend label (default: the name in :mod:`dp2pub.figures.style`);
             the legend lists these values first, in this order.
-        theory: (params, x, summary frame) -> dense theory curves (columns: hue, facets, row facet, x,
-            ``metric``, ``value``), drawn dashed in the hue's colour.
-        theory_label: legend entry of the theory curves.
-        published: numbers published elsewhere, drawn as black markers in their panels.
-        published_label: legend entry of ``published`` (whose numbers they are).
+        data_labels: dataset name -> its name in the caption (default:
+            :data:`dp2pub.figures.caption.DATA_LABELS`).
+        overlays: what is drawn over the measurements (:class:`Overlay`), in this order.
+        study: the experiment config that fills the experiment (``dp2pub -m experiment=<study>``);
+            None for an ad hoc figure.
     """
 
     name: str
@@ -120,21 +194,20 @@ class StudySpec:
     facets: tuple[str, ...] = ()
     row_facet: str | None = None
     extra_params: tuple[str, ...] = ()
-    baselines: Mapping[str, str | tuple[str, ...]] = field(default_factory=_frozen)
+    baselines: Mapping[str, str | tuple[str, ...]] = field(default_factory=frozen)
     families: tuple[Family, ...] = ()
     extra_metrics: tuple[str, ...] = ()
     wrap: int = 3
     log_x: bool = False
     log_y: bool | tuple[str, ...] = False
     x_label: str = EPSILON_LABEL
-    y_labels: Mapping[str, str] = field(default_factory=_frozen)
-    y_limits: Mapping[str, tuple[float, float]] = field(default_factory=_frozen)
-    param_labels: Mapping[str, str] = field(default_factory=_frozen)
-    hue_labels: Mapping[str, str] = field(default_factory=_frozen)
-    theory: Callable[[tuple[str, ...], str, pd.DataFrame], pd.DataFrame] | None = None
-    theory_label: str = "theory"
-    published: tuple[Published, ...] = ()
-    published_label: str = "published"
+    y_labels: Mapping[str, str] = field(default_factory=frozen)
+    y_limits: Mapping[str, tuple[float, float]] = field(default_factory=frozen)
+    param_labels: Mapping[str, str] = field(default_factory=frozen)
+    hue_labels: Mapping[str, str] = field(default_factory=frozen)
+    data_labels: Mapping[str, str] = field(default_factory=frozen)
+    overlays: tuple[Overlay, ...] = ()
+    study: str | None = None
 
     def __post_init__(self) -> None:
         if self.wrap < 1:
@@ -179,15 +252,18 @@ class StudySpec:
 
     @property
     def sweep_command(self) -> str:
-        """The command that fills the study's experiment."""
-        return f"dp2pub -m experiment={self.experiment}"
+        """The command that fills the figure's experiment."""
+        if self.study is None:
+            return f"dp2pub -m tracking.experiment={self.experiment} <your sweep>"
+        return f"dp2pub -m experiment={self.study}"
 
     def is_log_y(self, metric: str) -> bool:
         """Whether ``metric`` is drawn on a logarithmic y axis."""
         return self.log_y if isinstance(self.log_y, bool) else metric in self.log_y
 
     def y_label(self, metric: str) -> str:
-        return self.y_labels.get(metric, metric)
+        """The y axis label of ``metric``: ``y_labels``, else :data:`METRIC_LABELS`, else its name."""
+        return self.y_labels.get(metric) or METRIC_LABELS.get(metric, metric)
 
     def hue_rank(self, value: object) -> tuple[int, int, str]:
         """Legend order: the values of ``hue_labels`` in their order, then :func:`style.sort_key`."""
@@ -197,274 +273,5 @@ class StudySpec:
         return (1, *style.sort_key(value))
 
     def param_label(self, param: str) -> str:
-        return self.param_labels.get(param, param.rsplit(".", 1)[-1])
-
-
-#: Axis labels of the metrics (docs/design.md, section 8), shared by every study.
-Y_LABELS = _frozen(
-    {
-        "tvd_1way": "1-way TVD (mean over attributes)",
-        "tvd_2way": "2-way TVD (mean over pairs)",
-        "tvd_3way": "3-way TVD (mean over triples)",
-        "mse_freq": "MSE of frequencies (squared fraction)",
-        "mse_count": "MSE of counts (records²)",
-        "accuracy_logreg": "logistic regression " + ACCURACY_LABEL,
-        "accuracy_nb": "naive Bayes " + ACCURACY_LABEL,
-        "ncp": "NCP (% of information lost)",
-        "discernibility": "discernibility Σ|E|² (records²)",
-        "cavg": "C_avg (mean class size / k)",
-    }
-)
-#: Accuracies are fractions: fixed axes from 0 to 1.
-ACCURACY_LIMITS = _frozen({"accuracy_logreg": (0.0, 1.0), "accuracy_nb": (0.0, 1.0)})
-PARAM_LABELS = _frozen(
-    {
-        "dataset.name": "data",
-        "dataset.n": "n",
-        "dataset.d": "d",
-        "dataset.k_min": "k",
-        "mechanism.estimator": "estimator",
-        "mechanism.strategy": "strategy",
-    }
-)
-
-#: The DP2-Pub paper's lines: a mechanism, DP2-Pub's trust model and the prior of PRAM (and
-#: ldp_marginals' pairs and the level of its test of dependence; null: untested).
-PAPER_HUE = ("mechanism.name", "mechanism.trust", "mechanism.prior", "mechanism.marginals", "mechanism.select_level")
-PAPER_LABELS = _frozen(
-    {
-        "dp2pub/local/inverse": "DP2-Pub LDP, Q⁻¹λ (paper)",
-        "dp2pub/local/ibu": "DP2-Pub LDP, IBU",
-        "dp2pub/trusted/inverse": "DP2-Pub trusted, Q⁻¹λ (paper)",
-        "dp2pub/trusted/ibu": "DP2-Pub trusted, IBU",
-        "privbayes": "PrivBayes (central)",
-        "dppro": "DPPro (central)",
-        "pram/inverse": "PRAM per attribute, Q⁻¹λ",
-        "grr": "GRR reports (raw table)",
-        "ldp_marginals/adaptive": "LDP marginals + GUM, adaptive pairs (ours)",
-        "ldp_marginals/adaptive/0.05": "LDP marginals + GUM, pairs tested at 0.05 (ours)",
-        "ldp_marginals/all_pairs": "LDP marginals + GUM, all pairs (ours)",
-        "ldp_marginals/all_pairs/0.05": "LDP marginals + GUM, all pairs (ours)",
-    }
-)
-
-#: Figure 5 of the DP2-Pub paper: the AVD per dataset and alpha.
-PAPER_FIGURE_5 = StudySpec(
-    name="dp2pub_paper",
-    title="AVD over all α-way marginals (DP2-Pub paper, Fig. 5)",
-    experiment="dp2pub_paper",
-    x="epsilon",
-    metrics=("tvd",),
-    hue="variant",
-    hue_parts=PAPER_HUE,
-    facets=("dataset.name", "alpha"),
-    families=(Family("tvd", r"tvd_([2-9])way", "alpha"),),
-    wrap=4,
-    y_labels=_frozen({"tvd": "AVD (mean TVD, all α-way)"}),
-    param_labels=PARAM_LABELS,
-    hue_labels=PAPER_LABELS,
-)
-#: Figure 6: the SVM's misclassification per task, with the non-private and majority rates.
-PAPER_FIGURE_6 = replace(
-    PAPER_FIGURE_5,
-    name="dp2pub_paper_svm",
-    title="linear SVM misclassification per task (DP2-Pub paper, Fig. 6)",
-    metrics=("misclass_svm",),
-    facets=("dataset.name", "task"),
-    baselines=_frozen({"misclass_svm": ("misclass_svm_baseline", "misclass_majority")}),
-    families=tuple(
-        Family(name, re.escape(name) + r"\.(.+)", "task")
-        for name in ("misclass_svm", "misclass_svm_baseline", "misclass_majority")
-    ),
-    y_labels=_frozen({"misclass_svm": "misclassification (fraction)"}),
-)
-
-#: The LDP marginal synthesizer against the other LDP publishers: AVD per dataset and alpha,
-#: on a log epsilon axis (the paper's grid and 2, 4, 8).
-LDP_MARGINALS = replace(
-    PAPER_FIGURE_5,
-    name="ldp_marginals",
-    title="LDP table publishers: AVD over all α-way marginals",
-    experiment="ldp_marginals",
-    log_x=True,
-    families=(Family("tvd", r"tvd_([1-9])way", "alpha"),),
-    wrap=3,
-)
-#: ... and the SVM's misclassification per task.
-LDP_MARGINALS_SVM = replace(
-    PAPER_FIGURE_6,
-    name="ldp_marginals_svm",
-    title="LDP table publishers: linear SVM misclassification per task",
-    experiment="ldp_marginals",
-    log_x=True,
-)
-
-#: The DP2-Pub repository's tables: GRR on every attribute (ε/d each) of uniform synthetic data
-#: with domains of 100-150 values, its raw report histogram compared with the data. 1-way TVD
-#: per (n users, d attributes) and ε, as printed in the DP2-Pub repository's tables (which give
-#: no d = 100, n = 10,000 table). Published numbers the seed_tables study compares with, drawn
-#: as black markers: not results of dp2pub.
-DP2PUB_REPOSITORY_TVD: Mapping[tuple[int, int], Mapping[int, float]] = _frozen(
-    {
-        (10_000, 50): _frozen({1: 0.061748, 5: 0.061768, 10: 0.061796}),
-        (1_000, 50): _frozen({1: 0.19542, 5: 0.19574, 10: 0.19506}),
-        (1_000, 100): _frozen({1: 0.19771, 5: 0.19794, 10: 0.19771}),
-    }
-)
-#: The numbers of :data:`DP2PUB_REPOSITORY_TVD` placed in the seed_tables figure's panels.
-REPOSITORY_POINTS = tuple(
-    Published("tvd_1way", epsilon, value, _frozen({DATA_PARAM: "synthetic", "dataset.n": n, "dataset.d": d}))
-    for (n, d), values in DP2PUB_REPOSITORY_TVD.items()
-    for epsilon, value in values.items()
-)
-
-#: Naive Bayes from LDP reports on Car, per oracle and strategy.
-NB_CAR = StudySpec(
-    name="nb_car",
-    title="naive Bayes from LDP reports on UCI Car",
-    experiment="nb_car",
-    x="epsilon",
-    metrics=("accuracy_nb",),
-    hue="mechanism.oracle",
-    facets=("mechanism.strategy",),
-    baselines=_frozen({"accuracy_nb": ("accuracy_nb_baseline", "accuracy_majority")}),
-    log_x=True,
-    y_labels=_frozen({"accuracy_nb": ACCURACY_LABEL}),
-    y_limits=ACCURACY_LIMITS,
-    param_labels=PARAM_LABELS,
-)
-#: The same on the paper's five tables, per oracle and class prior (colour) and strategy (row).
-NB_UCI = replace(
-    NB_CAR,
-    name="nb_uci",
-    title="naive Bayes from LDP reports on the paper's five UCI tables (ε: each user's total)",
-    experiment="nb_uci",
-    hue="protocol",
-    hue_parts=("mechanism.oracle", "mechanism.prior"),
-    facets=("dataset.name",),
-    row_facet="mechanism.strategy",
-    hue_labels=_frozen(
-        {
-            "adaptive/pairs": "adaptive, prior from pairs (default)",
-            "adaptive/report": "adaptive, class report",
-            "grr/pairs": "GRR, prior from pairs",
-            "grr/report": "GRR, class report",
-            "oue/pairs": "OUE, prior from pairs",
-            "oue/report": "OUE, class report",
-        }
-    ),
-)
-
-STUDIES: dict[str, StudySpec] = {
-    spec.name: spec
-    for spec in (
-        StudySpec(
-            name="seed_tables",
-            title="GRR on wide uniform tables: the DP2-Pub repository's tables reproduced",
-            experiment="seed_tables",
-            x="epsilon",
-            metrics=("tvd_1way",),
-            hue="mechanism.estimator",
-            facets=("dataset.n", "dataset.d"),
-            row_facet=DATA_PARAM,
-            extra_metrics=("mse_count",),
-            log_x=True,
-            x_label="ε (per user, ε/d per attribute)",
-            y_labels=Y_LABELS,
-            y_limits=_frozen({"tvd_1way": (0.0, 1.0)}),
-            param_labels=PARAM_LABELS,
-            hue_labels=_frozen(
-                {
-                    "none": "raw report histogram (estimator none)",
-                    "norm_sub": "consistent estimate (estimator norm_sub)",
-                }
-            ),
-            published=REPOSITORY_POINTS,
-            published_label="DP2-Pub repository's table",
-        ),
-        StudySpec(
-            name="fo_variance",
-            title="frequency oracles, measured and exact MSE",
-            experiment="fo_variance",
-            x="epsilon",
-            metrics=("mse_freq",),
-            hue="mechanism.name",
-            facets=("dataset.n", "dataset.d", "dataset.k_min"),
-            extra_params=(
-                "dataset.k_max",
-                "mechanism.strategy",
-                "mechanism.simulate",
-                "mechanism.num_bits",
-                "mechanism.num_hashes",
-                "mechanism.hash_seed",
-                "mechanism.f",
-                "mechanism.p",
-                "mechanism.q",
-                "mechanism.guarantee",
-            ),
-            extra_metrics=("mse_theory",),
-            log_x=True,
-            log_y=True,
-            y_labels=Y_LABELS,
-            param_labels=PARAM_LABELS,
-            theory=fo_theory,
-            theory_label="exact expected MSE",
-        ),
-        StudySpec(
-            name="dp2pub_adult",
-            title="table publishers on UCI Adult",
-            experiment="dp2pub_adult",
-            x="epsilon",
-            metrics=("tvd_1way", "tvd_2way", "tvd_3way", "accuracy_logreg", "accuracy_nb"),
-            hue="mechanism.name",
-            facets=("dataset.name",),
-            baselines=_frozen(
-                {
-                    "accuracy_logreg": ("accuracy_logreg_baseline", "accuracy_majority"),
-                    "accuracy_nb": ("accuracy_nb_baseline", "accuracy_majority"),
-                }
-            ),
-            log_x=True,
-            y_labels=Y_LABELS,
-            y_limits=ACCURACY_LIMITS,
-            param_labels=PARAM_LABELS,
-            hue_labels=_frozen({"grr": "GRR (perturbed table)", "ldp_marginals": "LDP marginals + GUM (ours)"}),
-        ),
-        NB_CAR,
-        NB_UCI,
-        StudySpec(
-            name="kanon_adult",
-            title="k-anonymity information loss on UCI Adult",
-            experiment="kanon_adult",
-            x="mechanism.k",
-            metrics=("ncp", "discernibility", "cavg"),
-            hue="mechanism.name",
-            facets=("dataset.name",),
-            extra_metrics=("suppressed", "n_classes", "k_achieved", "l_achieved", "t_achieved"),
-            log_x=True,
-            log_y=("discernibility", "cavg"),
-            x_label="k (minimum equivalence class size, records)",
-            y_labels=Y_LABELS,
-            param_labels=PARAM_LABELS,
-        ),
-        PAPER_FIGURE_5,
-        StudySpec(
-            name="dp2pub_regimes",
-            title="where clustering helps: LDP DP2-Pub against PRAM per attribute on synthetic_bn",
-            experiment="dp2pub_regimes",
-            x="epsilon",
-            metrics=("tvd_2way", "tvd_3way"),
-            hue="mechanism.name",
-            facets=("dataset.k_min", "dataset.strength"),
-            row_facet="dataset.n",
-            log_x=True,
-            x_label="ε (10 attributes: ε/10 each)",
-            y_labels=Y_LABELS,
-            param_labels=_frozen({**PARAM_LABELS, "dataset.strength": "strength"}),
-            hue_labels=_frozen({"dp2pub": "DP2-Pub LDP, Q⁻¹λ (clusters)", "pram": "PRAM per attribute, Q⁻¹λ"}),
-        ),
-        PAPER_FIGURE_6,
-        LDP_MARGINALS,
-        LDP_MARGINALS_SVM,
-    )
-}
+        """The short name of ``param``: ``param_labels``, else :data:`PARAM_LABELS`, else its last part."""
+        return self.param_labels.get(param) or PARAM_LABELS.get(param, param.rsplit(".", 1)[-1])

@@ -4,6 +4,7 @@ from dp2pub.mechanisms.estimators import ESTIMATORS, clip_normalize, postprocess
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
+from dp2pub.mechanisms.packed import PackedReports
 from dp2pub.mechanisms.rappor import RAPPOR
 from dp2pub.mechanisms.unary import OUE, SUE, UnaryEncoding
 
@@ -19,6 +20,7 @@ __all__ = [
     "RAPPOR",
     "SUE",
     "FrequencyOracle",
+    "PackedReports",
     "UnaryEncoding",
     "clip_normalize",
     "postprocess",

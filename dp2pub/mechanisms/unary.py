@@ -21,11 +21,11 @@ import numpy as np
 
 from dp2pub.mechanisms import bits
 from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
-from dp2pub.mechanisms.oracle import FrequencyOracle
+from dp2pub.mechanisms.packed import PackedReports
 from dp2pub.validation import check_epsilon
 
 
-class UnaryEncoding(FrequencyOracle):
+class UnaryEncoding(PackedReports):
     """Unary encoding with bit probabilities ``p`` (own bit) and ``q`` (other bits)."""
 
     name = "ue"
@@ -78,17 +78,6 @@ class UnaryEncoding(FrequencyOracle):
         over v (realized p and q)."""
         counts = self.check_counts(true_counts)
         return rng.binomial(counts, self.p_star) + rng.binomial(counts.sum() - counts, self.q_star)
-
-    def support(self, reports: np.ndarray) -> np.ndarray:
-        """The unpacked bits: a report supports every value whose bit is 1."""
-        return np.unpackbits(reports, axis=1, count=self.k)
-
-    def support_counts(self, reports: np.ndarray) -> np.ndarray:
-        """Column sums of the packed bits, chunk by chunk."""
-        counts = np.zeros(self.k, dtype=np.int64)
-        for part in chunks(len(reports), reports.shape[1]):
-            counts += bits.packed_column_sums(reports[part], self.k)
-        return counts
 
     def transition_matrix(self) -> np.ndarray:
         """``P[x, y]`` over all ``2^k`` bit vectors y (k <= 12)."""

@@ -1,6 +1,6 @@
 """Whole-table publishers: a table in, a release (a table, estimates or a model) out."""
 
-from dp2pub.publish.base import Outcome, Publisher
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.dppro import DPProPublisher, DPProRelease
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
@@ -47,4 +47,6 @@ __all__ = [
     "SUEPublisher",
     "SamaratiPublisher",
     "TableRelease",
+    "channel_bytes",
+    "working_bytes",
 ]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dp2pub.data.marginals import joint_codes, marginal_counts
-from dp2pub.data.sampling import sample_rows
+from dp2pub.data.sampling import DRAW_BYTES, cumulative_rows, inverse_cdf, sample_rows
 from dp2pub.mechanisms.chunks import chunks
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.grr import GRR
@@ -81,6 +81,25 @@ def posterior_matrix(prior: np.ndarray, oracles: Sequence[GRR]) -> np.ndarray:
     return np.divide(joint, totals, out=np.zeros_like(joint), where=totals > 0).T
 
 
+def resample_bytes(n: int, c: int, itemsize: int) -> int:
+    """An upper bound of what :func:`resample` allocates for ``n`` users' reports of a
+    ``c``-attribute cluster, codes of ``itemsize`` bytes. Per user: the published copy (c
+    codes) and the chosen subset (at most 8 bytes), and the larger of its two phases,
+
+    - choosing S: the 2^c float64 weights, which exist three times while their cumulative rows
+      are built (24 * 2^c), then the cumulative rows and a draw (8 * 2^c + DRAW_BYTES);
+    - drawing x: the user's index and a draw (8 + DRAW_BYTES), then its index, row, column
+      and x as int64, unravelled and stacked (24 + 16 c).
+
+    Users are chosen in chunks (:func:`~dp2pub.mechanisms.chunks.chunks`), so this overstates a
+    table of more than a chunk's users; it is exact enough below.
+    """
+    subsets = 2**c
+    choose = max(24 * subsets, 8 * subsets + DRAW_BYTES)
+    draw = max(8 + DRAW_BYTES, 24 + 16 * c)
+    return int(n) * (c * itemsize + 8 + max(choose, draw))
+
+
 def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng: np.random.Generator) -> np.ndarray:
     """Replace each joint report (row of ``reports``) by a draw from its posterior row: each
     user's subset S first (users in chunks, so the (users x subsets) weights stay bounded),
@@ -88,7 +107,7 @@ def resample(reports: np.ndarray, prior: np.ndarray, oracles: Sequence[GRR], rng
     n, c = reports.shape
     shape = prior.shape
     subsets = [s for size in range(c + 1) for s in itertools.combinations(range(c), size)]
-    chosen = np.empty(n, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.min_scalar_type(len(subsets) - 1))  # a subset's index, not int64
     for part in chunks(n, len(subsets)):
         chosen[part] = _choose_subsets(reports[part], prior, oracles, subsets, rng)
     out = reports.copy()
@@ -119,14 +138,22 @@ def _choose_subsets(
 ) -> np.ndarray:
     """For each user of a chunk, the index of its subset S, drawn with weight
     ``prod_{j in S} r_j * pi_S(z_S)``."""
-    n, c = reports.shape
+    n = len(reports)
     gains = [(o.p - o.q) / o.q for o in oracles]
     weights = np.empty((n, len(subsets)))
     for index, subset in enumerate(subsets):
-        marginal = prior.sum(axis=tuple(j for j in range(c) if j not in subset))
-        at = marginal[tuple(reports[:, j] for j in subset)] if subset else np.ones(n)
-        weights[:, index] = math.prod(gains[j] for j in subset) * at
-    return sample_rows(weights, np.arange(n), rng)
+        weights[:, index] = math.prod(gains[j] for j in subset) * _marginal_at(prior, reports, subset)
+    cdf = cumulative_rows(weights)
+    del weights  # sample_rows(weights, ...) would keep them alive beside their cumulative rows
+    return inverse_cdf(cdf, np.arange(n), rng.random(n))
+
+
+def _marginal_at(prior: np.ndarray, reports: np.ndarray, subset: tuple[int, ...]) -> np.ndarray | float:
+    """``pi_S(z_S)`` of every user of ``reports`` (1 for the empty subset: pi sums to 1)."""
+    if not subset:
+        return 1.0
+    marginal = prior.sum(axis=tuple(j for j in range(reports.shape[1]) if j not in subset))
+    return marginal[tuple(reports[:, j] for j in subset)]
 
 
 def invariant_pram(

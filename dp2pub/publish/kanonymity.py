@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -38,14 +39,14 @@ import numpy as np
 from dp2pub.anonymity.dependencies import dependencies
 from dp2pub.anonymity.hierarchy import load_hierarchies
 from dp2pub.anonymity.metrics import cavg, discernibility, ncp
-from dp2pub.anonymity.mondrian import MODES, mondrian
+from dp2pub.anonymity.mondrian import MODES, MondrianResult, mondrian
 from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
-from dp2pub.data.dataset import Dataset, code_dtype
+from dp2pub.data.dataset import LABEL_BYTES, Dataset, code_dtype, table_bytes
 from dp2pub.data.domain import Domain
-from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes
 from dp2pub.publish.release import TableRelease
-from dp2pub.validation import ConfigError, check_choice, check_int, check_optional_float
+from dp2pub.validation import ConfigError, InputPath, check_choice, check_int, check_optional_float, check_text
 
 
 def _names(value: str | Sequence[str] | None, key: str) -> list[str] | None:
@@ -65,6 +66,67 @@ def uniform_cover(members: np.ndarray) -> np.ndarray:
     """Row-normalize a boolean (generalized value x original value) membership matrix."""
     members = members.astype(np.float64)
     return members / members.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """What the memory estimate knows of a table before reading it: ``n`` records over
+    domains ``sizes``, ``q`` of them quasi-identifiers and ``s`` sensitive (at most)."""
+
+    n: int
+    sizes: list[int]
+    q: int
+    s: int
+
+    @property
+    def largest(self) -> int:
+        """K, the largest domain."""
+        return max(self.sizes, default=1)
+
+    @property
+    def qi_sizes(self) -> list[int]:
+        """The q largest domains: the QIs' at most."""
+        return sorted(self.sizes, reverse=True)[: self.q]
+
+    @property
+    def w(self) -> int:
+        """Bytes of a code of the table."""
+        return int(code_dtype(self.largest).itemsize)
+
+    @property
+    def g(self) -> int:
+        """Bytes of a generalized code: a hierarchy level's (at most K values) or a Mondrian
+        range's (at most K (K + 1) / 2 ranges)."""
+        return int(code_dtype(self.largest * (self.largest + 1) // 2).itemsize)
+
+    @property
+    def class_bytes(self) -> int:
+        """Bytes of a class's statistics (:mod:`dp2pub.anonymity.privacy`): its size and,
+        per sensitive attribute, a histogram of at most K values with the EMD's temporaries
+        (five float64 arrays of K)."""
+        return 16 + 40 * self.largest * self.s
+
+
+def kept_ncp(
+    generalized: np.ndarray, keep: np.ndarray, members: list[np.ndarray], sizes: np.ndarray, n_suppressed: int
+) -> float:
+    """NCP (:func:`~dp2pub.anonymity.metrics.ncp`) of the kept records, QI ``i`` generalized
+    to ``generalized[:, i]`` covering ``members[i][g]``: the widths, built column by column
+    as float64 (the exact integers ncp would convert them to), exist only here."""
+    widths = np.empty((int(keep.sum()), len(members)), dtype=np.float64)
+    for i, member in enumerate(members):
+        widths[:, i] = member.sum(axis=1)[generalized[keep, i]]
+    return float(ncp(widths, sizes, n_suppressed))
+
+
+def _hint(publisher: Publisher, key: str) -> str:
+    """What to do about an unknown quasi-identifier: the config's default list is adult's."""
+    if key != "quasi_identifiers":
+        return ""
+    return (
+        f" (dp2pub's mechanism={publisher.name} config lists adult's quasi-identifiers: set mechanism.quasi_identifiers "
+        "to your table's, or null for every attribute but the target and the sensitive ones)"
+    )
 
 
 def _reasons(value: Mapping | None, key: str) -> dict[str, str]:
@@ -113,9 +175,53 @@ class _KAnonymity(Publisher):
         extra = "".join(f", {key}={value}" for key, value in (("l", self.l), ("t", self.t)) if value is not None)
         return f"k={self.k}{extra}"
 
+    def shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> TableShape:
+        """The shape of a table of ``n`` records over domains ``sizes`` with this publisher's
+        roles: the quasi-identifiers and sensitive attributes as configured, else all d
+        attributes and one (the target)."""
+        sizes = [int(k) for k in sizes]
+        d = len(sizes)
+        q = min(d, d if self.quasi_identifiers is None else len(self.quasi_identifiers))
+        s = min(d, 1 if self.sensitive is None else len(self.sensitive))
+        return TableShape(int(n), sizes, q, s)
+
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The generalized table, its per-record class keys and value widths (int64)."""
-        return working_bytes(n, sizes) + 32 * int(n) * len(sizes)
+        """The published table (:func:`table_bytes`), the release's covers (one k x k float64
+        matrix per attribute and a membership table: :func:`channel_bytes`), the generalized
+        values (:meth:`values_bytes`), and the largest phase (q quasi-identifiers, s sensitive
+        attributes, w bytes a code, g a generalized code, c the bytes of a class's statistics:
+        :class:`TableShape`), per record:
+
+        - checking dependencies: every attribute's codes as int64 and a pair code (8 d + 16);
+        - the search (:meth:`search_bytes`), beside the sensitive codes (int64: 8 s);
+        - NCP: the widths as float64 and ncp's two temporaries (24 q + 16), beside the
+          sensitive and generalized codes and the kept flags (8 s + g q + 1, also below);
+        - building the table: the working copy of the codes, the kept rows' copy and its
+          column-major one, the published classes (3 (d + q) max(w, g) + 48), the kept
+          sensitive codes (8 s); and the achieved k, l, t: c per class (at most n / k).
+        """
+        shape = self.shape(n, sizes)
+        d, q, s, wide = len(shape.sizes), shape.q, shape.s, max(shape.w, shape.g)
+        held = 8 * s + shape.g * q + 1
+        per_record = max(8 * d + 16, held + 24 * q + 16, held + 3 * (d + q) * wide + 48 + 8 * s)
+        phases = shape.n * per_record + self.classes(shape.n) * shape.class_bytes
+        search = 8 * s * shape.n + self.search_bytes(shape)
+        fixed = channel_bytes(shape.sizes) + self.values_bytes(shape)
+        return table_bytes(n, sizes) + fixed + max(phases, search)
+
+    def classes(self, n: int) -> int:
+        """The most classes of at least k of ``n`` records."""
+        return -(-int(n) // self.k)
+
+    def search_bytes(self, shape: TableShape) -> int:
+        """The memory of the search for a generalization of a table of ``shape``."""
+        raise NotImplementedError
+
+    def values_bytes(self, shape: TableShape) -> int:
+        """The memory of the generalized values of the QIs of a table of ``shape``: their
+        labels, and the original values each covers (a float64 cover and a boolean
+        membership, 9 bytes per original value)."""
+        raise NotImplementedError
 
     def sensitive_names(self, data: Dataset) -> list[str]:
         """The sensitive attributes: as given, or the dataset's target when not given."""
@@ -137,7 +243,9 @@ class _KAnonymity(Publisher):
         ):
             for name in given:
                 if name not in names:
-                    raise ConfigError(f"mechanism.{key}", name, f"an attribute of {data.name}: {names}")
+                    raise ConfigError(
+                        f"mechanism.{key}", name, f"an attribute of {data.name}: {names}{_hint(self, key)}"
+                    )
         qis = self.quasi_identifiers
         if qis is None:
             qis = [a for a in names if a != data.target and a not in sensitive and a not in self.drop]
@@ -229,7 +337,10 @@ class _KAnonymity(Publisher):
         ``labels[i]``, ``members[i][g]`` the original values covered by code g; ``keep``
         false for suppressed records; the ``drop`` attributes become ``*``. ``model`` gives
         the achieved k, l, t."""
-        codes = data.codes.astype(np.int64)
+        n_suppressed = int(data.n - keep.sum())
+        gcp = kept_ncp(generalized, keep, members, data.domain.sizes[qi], n_suppressed)  # before the table
+        # the table's codes and the recoded QIs' fit the larger of their dtypes: no int64 copy
+        codes = data.codes.astype(np.promote_types(data.codes.dtype, code_dtype(max(map(len, labels), default=1))))
         domain_labels = list(data.domain.labels)
         covers = [np.eye(int(s)) for s in data.domain.sizes]
         for name in self.drop:
@@ -237,16 +348,14 @@ class _KAnonymity(Publisher):
             codes[:, j] = 0
             domain_labels[j] = ("*",)
             covers[j] = uniform_cover(np.ones((1, int(data.domain.sizes[j])), dtype=bool))
-        widths = np.empty((int(keep.sum()), len(qi)), dtype=np.int64)
         for i, j in enumerate(qi):
             used, recoded = np.unique(generalized[keep, i], return_inverse=True)
             codes[keep, j] = recoded.ravel()
             domain_labels[j] = tuple(labels[i][g] for g in used)
             covers[j] = uniform_cover(members[i][used])
-            widths[:, i] = members[i].sum(axis=1)[generalized[keep, i]]
         domain = Domain(data.domain.names, tuple(domain_labels))
         published = Dataset(
-            codes[keep].astype(code_dtype(int(domain.sizes.max()))),
+            codes[keep].astype(code_dtype(int(domain.sizes.max())), copy=False),
             domain,
             data.target,
             data.name,
@@ -256,9 +365,8 @@ class _KAnonymity(Publisher):
             np.ascontiguousarray(published.codes[:, qi]), axis=0, return_inverse=True, return_counts=True
         )
         kept = PrivacyModel(model.k, model.l, model.t, tuple(s.subset(keep) for s in model.sensitive))
-        n_suppressed = int(data.n - published.n)
         metrics = {
-            "ncp": float(ncp(widths, data.domain.sizes[qi], n_suppressed)),
+            "ncp": gcp,
             "discernibility": discernibility(sizes, n_suppressed, data.n),
             "cavg": cavg(sizes, self.k),
             "suppressed": float(n_suppressed),
@@ -288,15 +396,49 @@ class _KAnonymity(Publisher):
 class SamaratiPublisher(_KAnonymity):
     """``mechanism=samarati``: minimal full-domain generalization with at most
     ``max_suppression`` suppressed records (Samarati, IEEE TKDE 2001). Hierarchies come
-    from ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv`` (``value -> *`` where there
-    is no file)."""
+    from ``<hierarchies>/<attribute>.csv`` when ``hierarchies`` names a directory (a user's
+    own, relative to the working directory), else from
+    ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv``; ``value -> *`` where there is no
+    file."""
 
     name: ClassVar[str] = "samarati"
     max_suppression: int = 0
+    hierarchies: InputPath | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int(self.max_suppression, "max_suppression", 0)
+        if self.hierarchies is not None:
+            allowed = "a directory of <attribute>.csv hierarchy files, or null for the shipped ones"
+            folder = Path(check_text(self.hierarchies, "hierarchies", allowed)).expanduser().resolve()
+            if not folder.is_dir():
+                raise ConfigError("hierarchies", self.hierarchies, f"{allowed} ({folder} is not a directory)")
+            object.__setattr__(self, "hierarchies", str(folder))
+
+    def search_bytes(self, shape: TableShape) -> int:
+        """Per record, the QIs' codes copied (q w) beside the larger of: their rows with the
+        sensitive ones, copied and sorted (3 (q + s) w + 17), or what the lattice search keeps
+        per distinct row (at most one a record: its weight and codes, its code at every level
+        of the hierarchies, at most k levels for k values: 8 + (q + s) w + w sum(k)) with a
+        node's class keys and sort (80), or, at the node chosen, the generalized codes and
+        their classes (3 q g + 50); and once, a node's class sizes over at least 2^16 cells
+        (float64). With l or t, the statistics of a node's classes, c each: l and t are
+        checked only at nodes whose classes smaller than k hold at most max_suppression
+        records, so they have at most n / k + max_suppression classes. Not counted: a few
+        hundred bytes per lattice node checked (the hierarchies' heights, not the table,
+        decide how many)."""
+        q, s, w, g = shape.q, shape.s, shape.w, shape.g
+        distinct = 8 + (q + s) * w + w * sum(shape.qi_sizes) + max(80, 3 * q * g + 50)
+        per_record = q * w + max(3 * (q + s) * w + 17, distinct)
+        stats = 0
+        if self.l is not None or self.t is not None:
+            stats = (self.classes(shape.n) + self.max_suppression) * shape.class_bytes + 16 * shape.n
+        return shape.n * per_record + stats + 8 * (1 << 16)
+
+    def values_bytes(self, shape: TableShape) -> int:
+        """Per QI of k values: the labels of its hierarchy's levels (at most k levels, k (k +
+        1) / 2 labels) and the covers of the chosen level's (at most k) values."""
+        return sum(LABEL_BYTES * (k * (k + 1) // 2) + 9 * k * k for k in shape.qi_sizes)
 
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
         """Generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
@@ -304,12 +446,14 @@ class SamaratiPublisher(_KAnonymity):
         model = self.model(data)
         names = [data.domain.names[j] for j in qi]
         try:
-            hierarchies = load_hierarchies(data.name, names, [data.domain.labels[j] for j in qi])
+            hierarchies = load_hierarchies(
+                data.name, names, [data.domain.labels[j] for j in qi], directory=self.hierarchies
+            )
         except ConfigError as error:
             raise error.under("mechanism") from None
         start = time.perf_counter()
         limit = min(self.max_suppression, data.n - self.k)  # keep at least k records
-        result = samarati(data.codes[:, qi].astype(np.int64), hierarchies, self.k, limit, model)
+        result = samarati(data.codes[:, qi], hierarchies, self.k, limit, model)
         elapsed = time.perf_counter() - start
         labels = [h.labels[level] for h, level in zip(hierarchies, result.levels)]
         members = [
@@ -322,8 +466,31 @@ class SamaratiPublisher(_KAnonymity):
             "max_height": sum(h.height for h in hierarchies),
             "nodes_checked": result.nodes_checked,
             "max_suppression": self.max_suppression,
+            "hierarchies": self.hierarchies,
         }
         return self.build(data, qi, result.generalized, labels, members, result.keep, elapsed, artifact, model)
+
+
+def ranges(
+    result: MondrianResult, domain: Domain, qi: list[int]
+) -> tuple[np.ndarray, list[tuple[str, ...]], list[np.ndarray]]:
+    """Mondrian's generalization: one range per (low, high) pair of QI ``qi[i]`` used by a
+    partition, labelled ``[low..high]`` (the label itself when low == high): every record's
+    range codes (n, q; the smallest dtype that holds them), the labels and the original
+    values each range covers."""
+    pairs = [
+        np.unique(np.stack([result.low[:, i], result.high[:, i]], axis=1), axis=0, return_inverse=True)
+        for i in range(len(qi))
+    ]
+    generalized = np.empty((len(result.partition), len(qi)), dtype=code_dtype(max(len(p) for p, _ in pairs)))
+    labels, members = [], []
+    for i, (j, (used, inverse)) in enumerate(zip(qi, pairs)):
+        generalized[:, i] = inverse.ravel().astype(generalized.dtype)[result.partition]
+        lab = domain.labels[j]
+        labels.append(tuple(lab[lo] if lo == hi else f"[{lab[lo]}..{lab[hi]}]" for lo, hi in used))
+        values = np.arange(int(domain.sizes[j]))
+        members.append((values >= used[:, :1]) & (values <= used[:, 1:]))
+    return generalized, labels, members
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -339,25 +506,31 @@ class MondrianPublisher(_KAnonymity):
         super().__post_init__()
         check_choice(self.mode, "mode", MODES)
 
+    def search_bytes(self, shape: TableShape) -> int:
+        """Per record, the QIs' codes copied (q w), the partition of every record, the rows of
+        a partition and of its sides (int64: 24), the partition's codes (q w) and sensitive
+        codes (8 s), and a cut's offsets, masks and sort order (48); then the generalized
+        codes beside the partitions (q g + g + 8). Per partition (at most n / k): its
+        smallest and largest codes, two small arrays (320 + 16 q), and their ranges (48)."""
+        q, s, w, g = shape.q, shape.s, shape.w, shape.g
+        partitions = self.classes(shape.n) * (368 + 16 * q)
+        return shape.n * max(2 * q * w + 8 * s + 72, q * g + g + 8) + partitions
+
+    def values_bytes(self, shape: TableShape) -> int:
+        """Per QI of k values, its ranges (at most k (k + 1) / 2, and at most one per
+        partition), each with its label and covers."""
+        return sum((LABEL_BYTES + 9 * k) * min(k * (k + 1) // 2, self.classes(shape.n)) for k in shape.qi_sizes)
+
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
         """Partition and generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
         qi = self.columns(data)
         model = self.model(data)
         sizes = data.domain.sizes[qi]
         start = time.perf_counter()
-        result = mondrian(data.codes[:, qi], sizes, self.k, self.mode, model)
+        result = mondrian(np.ascontiguousarray(data.codes[:, qi]), sizes, self.k, self.mode, model)
         elapsed = time.perf_counter() - start
-        generalized = np.empty((data.n, len(qi)), dtype=np.int64)
-        labels, members = [], []
-        for i, j in enumerate(qi):  # one range per (low, high) pair used by a partition
-            pairs, inverse = np.unique(
-                np.stack([result.low[:, i], result.high[:, i]], axis=1), axis=0, return_inverse=True
-            )
-            generalized[:, i] = inverse.ravel()[result.partition]
-            lab = data.domain.labels[j]
-            labels.append(tuple(lab[lo] if lo == hi else f"[{lab[lo]}..{lab[hi]}]" for lo, hi in pairs))
-            values = np.arange(int(sizes[i]))
-            members.append((values >= pairs[:, :1]) & (values <= pairs[:, 1:]))
-        keep = np.ones(data.n, dtype=bool)
+        generalized, labels, members = ranges(result, data.domain, qi)
         artifact = {"mode": self.mode, "n_partitions": result.n_partitions}
+        del result  # its partition of every record is no longer needed while the table is built
+        keep = np.ones(data.n, dtype=bool)
         return self.build(data, qi, generalized, labels, members, keep, elapsed, artifact, model)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
@@ -228,6 +228,12 @@ class OraclePublisher(Publisher):
     def from_tally(self) -> bool:
         return self.simulate == "aggregates"
 
+    @classmethod
+    def config_builder(cls) -> Callable[..., OraclePublisher]:
+        """The function a ``mechanism`` config entry calls (see :func:`oracle_publisher`):
+        a subclass naming another oracle is a new ``mechanism`` with that oracle's options."""
+        return oracle_publisher(cls)
+
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """The table's working memory and every attribute's reports (all kept for the joint
         marginals; ``sample``: each user reports one attribute); with aggregates a k x k
@@ -361,14 +367,13 @@ ORACLE_PUBLISHERS: dict[str, type[OraclePublisher]] = {
 }
 
 
-def oracle_publisher(oracle: str):
-    """The registry builder of ``mechanism=<oracle>``.
+def oracle_publisher(publisher: type[OraclePublisher]) -> Callable[..., OraclePublisher]:
+    """The config builder of an :class:`OraclePublisher` subclass (``mechanism=<oracle>``).
 
     Its keyword arguments are ``estimator``, ``strategy``, ``simulate`` and the oracle's own options (for
     RAPPOR: ``num_bits``, ``num_hashes``, ``f``, ``p``, ``q``, ...), read off the oracle class,
     so the registry can name an unknown config key.
     """
-    publisher = ORACLE_PUBLISHERS[oracle]
     own = [p for name, p in inspect.signature(publisher.oracle).parameters.items() if name not in ("epsilon", "k")]
 
     def build(

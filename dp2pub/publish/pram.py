@@ -17,14 +17,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.mechanisms.accounting import Spend, split_budget
-from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.grr import BLOCK, GRR
 from dp2pub.mechanisms.ibu import IBUTrace
-from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
-from dp2pub.publish.invariant_pram import PRIORS, invariant_pram
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes
+from dp2pub.publish.invariant_pram import PRIORS, invariant_pram, resample_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.validation import check_choice, check_epsilon
+
+#: GRR's work arrays while it perturbs a column, :data:`~dp2pub.mechanisms.grr.BLOCK` users at
+#: a time whatever n: the generator's words and the work words (uint64), and two flags.
+GRR_WORK_BYTES = 18 * BLOCK
 
 
 def perturb_table(data: Dataset, budgets: list[float], rng: np.random.Generator) -> tuple[np.ndarray, list[GRR]]:
@@ -48,8 +52,15 @@ class PRAMPublisher(Publisher):
         check_choice(self.prior, "prior", PRIORS)
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The table's working memory, the GRR reports and one k x k channel per attribute."""
-        return 2 * working_bytes(n, sizes) + channel_bytes(sizes)
+        """The GRR reports (:func:`table_bytes`: a code per record and attribute) and one k x k
+        channel per attribute, and the larger of the two phases: perturbing a column (its
+        reports and GRR's work blocks, :data:`GRR_WORK_BYTES`), or invariant PRAM (the published
+        table, one attribute's reports copied, their resampling: :func:`resample_bytes` of a
+        1-attribute cluster, about 90 bytes a record)."""
+        itemsize = code_dtype(max((int(k) for k in sizes), default=1)).itemsize
+        column = int(n) * itemsize
+        pram = table_bytes(n, sizes) + column + resample_bytes(n, 1, itemsize)
+        return table_bytes(n, sizes) + channel_bytes(sizes) + max(column + GRR_WORK_BYTES, pram)
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)

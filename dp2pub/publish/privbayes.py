@@ -56,13 +56,15 @@ from typing import ClassVar
 import numpy as np
 
 from dp2pub.data.bayes_net import BayesianNetwork
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
+from dp2pub.data.sampling import DRAW_BYTES
 from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
-from dp2pub.publish.base import Outcome, Publisher, network_bytes, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, network_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
 from dp2pub.structure.budget import entropy_sensitivity
+from dp2pub.structure.information import BINCOUNT_CELLS_PER_ITEM, BINCOUNT_MAX_CELLS
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_optional_float, check_probability
 
 
@@ -175,6 +177,24 @@ def usefulness(n: int, d: int, k: int, epsilon2: float, cells: float) -> float:
     return (1.0 / cells) / laplace_scale(n, epsilon2, d - k)
 
 
+#: Bytes per record and unvisited attribute of one scoring pass of GreedyBayes: the gathered
+#: codes and their keys (int64), their counts (at most BINCOUNT_CELLS_PER_ITEM int64 cells a
+#: key) and what is read off the counts (five arrays of at most one 8-byte entry per two keys).
+SCORE_BYTES = 16 + 8 * BINCOUNT_CELLS_PER_ITEM + 20
+
+
+def learning_bytes(n: int, d: int, degree: int) -> int:
+    """An upper bound of what GreedyBayes (:func:`~dp2pub.structure.bayes_net.greedy_bayes`)
+    allocates on ``n`` records of ``d`` attributes. Per record: its attribute-major int64 copy
+    of the table (8 d), the partitions of the rows along a prefix tree of parent sets, the
+    whole table's and one per parent (row and group id, int64: 16 (degree + 1)), and the
+    scoring pass over the d - 1 attributes unvisited at the first step (:data:`SCORE_BYTES`
+    each), which is also more than refining a partition takes; and once, a counting pass's
+    smallest table (BINCOUNT_MAX_CELLS int64 counts with their flags)."""
+    per_record = 8 * d + 16 * (degree + 1) + SCORE_BYTES * max(d - 1, 1)
+    return int(n) * per_record + 9 * BINCOUNT_MAX_CELLS
+
+
 @dataclass(frozen=True, kw_only=True)
 class PrivBayesPublisher(Publisher):
     """``mechanism=privbayes`` (see the module docstring)."""
@@ -193,10 +213,17 @@ class PrivBayesPublisher(Publisher):
             raise ConfigError("degree", None, "an integer >= 1, or set theta to choose it")
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The table's working memory, the sampled table, and the network's tables
-        (``theta`` chooses the degree from the data: estimated at degree 3)."""
-        degree = self.degree if self.degree is not None else 3
-        return 2 * working_bytes(n, sizes) + len(sizes) * network_bytes(sizes, min(degree, len(sizes) - 1))
+        """The sampled table (:func:`table_bytes`), the network's tables, and the larger of
+        learning the network (:func:`learning_bytes`: 8 d + 68 (d - 1) + 16 (degree + 1)
+        bytes a record) and sampling an attribute (its parents' codes, their row code and a
+        draw: about 70 bytes a record). With ``theta`` the degree is chosen from the data:
+        the partitions are counted at degree d - 1, the network's tables at degree 3."""
+        d = len(sizes)
+        degree = min(self.degree if self.degree is not None else d - 1, max(d - 1, 1))
+        itemsize = code_dtype(max((int(k) for k in sizes), default=1)).itemsize
+        sampling = int(n) * (degree * itemsize + DRAW_BYTES)
+        tables = d * network_bytes(sizes, min(self.degree or 3, max(d - 1, 1)))
+        return table_bytes(n, sizes) + max(learning_bytes(n, d, degree), sampling) + tables
 
     def choose_degree(self, data: Dataset, epsilon2: float) -> int:
         """``degree`` if set, else the largest theta-useful k in [1, d-1] (1 if none is)."""

@@ -1,4 +1,5 @@
-"""A throw-away MLflow store holding fake fo_variance runs, logged as the real jobs log them."""
+"""The built-in studies' figures, and a throw-away MLflow store holding fake fo_variance runs,
+logged as the real jobs log them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import numpy as np
 import pytest
 from mlflow.entities import Metric, Param
 
+from dp2pub.figures.load import builtin_figures
 from dp2pub.mechanisms import ORACLES
+
+#: Every figure of dp2pub's own studies (their configs' figures: sections) by name.
+STUDIES = builtin_figures()
 
 N, D, K = 1000, 1, 4
 #: What every job logs about its data (fo_variance's data is not split).

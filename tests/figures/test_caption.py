@@ -7,8 +7,9 @@ import pytest
 
 from dp2pub.figures.aggregate import aggregate
 from dp2pub.figures.caption import seed_text
+from dp2pub.figures.overlays import DP2PUB_REPOSITORY_TVD
 from dp2pub.figures.plot import build_figure, panel_title
-from dp2pub.figures.studies import DP2PUB_REPOSITORY_TVD, STUDIES
+from tests.figures.conftest import STUDIES
 
 
 def tidy_runs(configs: list[dict], metrics: dict[str, list[float]], seeds: int) -> pd.DataFrame:

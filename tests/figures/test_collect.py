@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, read_runs, write_csv
-from dp2pub.figures.studies import STUDIES
-from tests.figures.conftest import VALUES
+from tests.figures.conftest import STUDIES, VALUES
 
 SPEC = STUDIES["fo_variance"]
 

@@ -7,8 +7,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from dp2pub.figures.studies import STUDIES
 from dp2pub.registry import build_publisher
+from tests.figures.conftest import STUDIES
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -26,6 +26,7 @@ def test_one_config_per_study():
     # every study config has a figure of its name; every figure reads a study's experiment
     assert {p.stem for p in (CONF / "experiment").glob("*.yaml")} == {s.experiment for s in STUDIES.values()}
     assert {s.experiment for s in STUDIES.values()} <= set(STUDIES)
+    assert all(s.study == s.experiment for s in STUDIES.values())  # each study fills its own experiment
     for path in (CONF / "experiment").glob("*.yaml"):
         assert path.read_text().startswith("# @package _global_\n"), path
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from dp2pub.figures.cli import main
-from dp2pub.figures.studies import STUDIES
+from tests.figures.conftest import STUDIES
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
@@ -80,7 +80,7 @@ def test_no_arguments_print_the_usage_and_every_study_with_its_title(capsys):
         main([])
     assert exit_info.value.code == 2
     out = capsys.readouterr().out
-    assert out.startswith("usage: dp2pub-figures [-h] study [key=value ...]")
+    assert out.startswith("usage: dp2pub-figures [-h] [--config-dir DIR] study [key=value ...]")
     for name, spec in STUDIES.items():
         assert re.search(rf"^  {name} +{re.escape(spec.title)}$", out, re.MULTILINE), name
     assert "figures.from_csv" in out

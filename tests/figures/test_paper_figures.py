@@ -11,8 +11,7 @@ from dp2pub.figures.aggregate import aggregate
 from dp2pub.figures.cli import main
 from dp2pub.figures.collect import collect, read_runs, runs_csv, write_csv
 from dp2pub.figures.plot import build_figure, tick_labels
-from dp2pub.figures.studies import STUDIES
-from tests.figures.conftest import log_run
+from tests.figures.conftest import STUDIES, log_run
 
 FIG5, FIG6 = STUDIES["dp2pub_paper"], STUDIES["dp2pub_paper_svm"]
 #: (mechanism.name, trust, prior): the lines; a mechanism without a key does not log it.

@@ -5,10 +5,9 @@ import pytest
 
 from dp2pub.figures.aggregate import aggregate
 from dp2pub.figures.collect import collect
-from dp2pub.figures.studies import STUDIES
 from dp2pub.figures.theory import expected_mse, fo_theory
 from dp2pub.mechanisms import ORACLES
-from tests.figures.conftest import K, N
+from tests.figures.conftest import STUDIES, K, N
 
 SPEC = STUDIES["fo_variance"]
 

@@ -13,7 +13,7 @@ import dp2pub.anonymity.hierarchy as hierarchy_module
 from dp2pub.anonymity.hierarchy import Hierarchy
 from dp2pub.anonymity.metrics import cavg, discernibility, ncp
 from dp2pub.anonymity.mondrian import mondrian
-from dp2pub.anonymity.samarati import lattice, samarati
+from dp2pub.anonymity.samarati import lattice, nodes_at, samarati
 from dp2pub.data import Dataset, Domain
 from dp2pub.job import run_job
 from dp2pub.publish.kanonymity import MondrianPublisher, SamaratiPublisher
@@ -86,6 +86,23 @@ def test_lattice_search_finds_the_brute_force_minimal_height_and_best_node(k, ma
     assert chosen[2] <= max_suppression and chosen[3] == pytest.approx(best)
     assert int((~result.keep).sum()) == chosen[2]
     assert len(lattice([2, 2, 1])) == 18
+
+
+@pytest.mark.parametrize("heights", [[2, 2, 1], [3, 0, 2, 1], [1], [0, 0]])
+def test_nodes_at_a_height_are_the_lattice_rows_of_that_height_in_order(heights):
+    nodes = lattice(heights)
+    for height in range(-1, sum(heights) + 2):
+        expected = [tuple(int(v) for v in row) for row in nodes[nodes.sum(axis=1) == height]]
+        assert list(nodes_at(heights, height)) == expected
+
+
+def test_samarati_takes_narrow_codes_and_returns_narrow_generalized_codes():
+    codes, hierarchies = toy_codes(80, 3), toy_hierarchies()
+    wide = samarati(codes.astype(np.int64), hierarchies, 5, 4)
+    narrow = samarati(codes.astype(np.uint8), hierarchies, 5, 4)
+    assert narrow.generalized.dtype == np.uint8 and np.array_equal(narrow.generalized, wide.generalized)
+    assert (narrow.levels, narrow.nodes_checked) == (wide.levels, wide.nodes_checked)
+    assert np.array_equal(narrow.keep, wide.keep)
 
 
 def toy_dataset(n: int = 300, seed: int = 0) -> Dataset:

@@ -1,0 +1,26 @@
+"""Reports that are packed bit vectors over the domain: a report supports the values whose
+bit is 1 (unary encoding's k bits; a k-subset's indicator)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dp2pub.mechanisms import bits
+from dp2pub.mechanisms.chunks import chunks
+from dp2pub.mechanisms.oracle import FrequencyOracle
+
+
+class PackedReports(FrequencyOracle):
+    """A frequency oracle whose every report is ``ceil(k / 8)`` bytes of packed bits, bit v
+    set when the report supports value v (``np.packbits`` of the indicator, row by row)."""
+
+    def support(self, reports: np.ndarray) -> np.ndarray:
+        """The unpacked bits: a report supports every value whose bit is 1."""
+        return np.unpackbits(reports, axis=1, count=self.k)
+
+    def support_counts(self, reports: np.ndarray) -> np.ndarray:
+        """Column sums of the packed bits, chunk by chunk (no unpacking)."""
+        counts = np.zeros(self.k, dtype=np.int64)
+        for part in chunks(len(reports), reports.shape[1]):
+            counts += bits.packed_column_sums(reports[part], self.k)
+        return counts
