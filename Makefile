@@ -42,11 +42,14 @@ lock:
 run: $(STAMP)
 	$(BIN)/dp2pub $(ARGS)
 
+# on every core (pytest-xdist); the tests that start PostgreSQL or Ray share one worker
+XDIST := -n auto --dist loadgroup
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check dp2pub hydra_plugins tests experiments examples
@@ -66,10 +69,17 @@ gallery: $(STAMP)
 	  cp outputs/figures/$$study.png docs/figures/; \
 	done
 
+# STORE=sqlite:///... opens another store, ARGS="--port 5001" passes options to mlflow ui.
+# As for make server (dp2pub.services.SERVER_ENV), MLflow 3's job execution stays off unless
+# the environment turns it on: it starts seven huey_consumer processes that MLflow does not
+# stop on SIGTERM. exec: make's SIGTERM reaches mlflow itself (a shell in between would die
+# and leave mlflow and its workers running), and mlflow passes it on to its uvicorn workers.
 ui: $(STAMP)
 	@echo "Runs: the address dp2pub printed (...#/experiments/<id>/runs?workflowType=machine_learning),"
 	@echo "or switch the dashboard's toggle at the top left to Model training."
-	MLFLOW_DISABLE_TELEMETRY=$${MLFLOW_DISABLE_TELEMETRY:-true} $(BIN)/mlflow ui --backend-store-uri $(STORE)
+	exec env MLFLOW_DISABLE_TELEMETRY=$${MLFLOW_DISABLE_TELEMETRY:-true} \
+	    MLFLOW_SERVER_ENABLE_JOB_EXECUTION=$${MLFLOW_SERVER_ENABLE_JOB_EXECUTION:-false} \
+	    $(BIN)/mlflow ui --backend-store-uri $(STORE) $(ARGS)
 
 # The local cluster is created on first use and reused; ARGS="--backend-store-uri postgresql://..."
 # serves an existing PostgreSQL instead, ARGS="--port 5001" another port.

@@ -18,43 +18,48 @@ A whole job from a config mapping (the keys of ``conf/``), as the command line r
                       "mechanism": {"name": "grr"}, "metrics": {"models": []}})
 """
 
-from dp2pub.audit import privacy_loss, satisfies_ldp
-from dp2pub.data import (
-    Dataset,
-    Domain,
-    Generator,
-    load_adult,
-    load_car,
-    load_privbayes,
-    make_synthetic,
-    make_synthetic_bn,
-    marginal_counts,
-)
-from dp2pub.job import JobResult, run_job
-from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, FrequencyOracle, postprocess, project_simplex
-from dp2pub.mechanisms.accounting import Spend, epsilon_spent, split_budget
-from dp2pub.metrics import evaluate_marginals, mse, tvd
-from dp2pub.publish import (
-    DP2PubPublisher,
-    DPProPublisher,
-    GRRPublisher,
-    LDPNBPublisher,
-    MondrianPublisher,
-    OLHPublisher,
-    OraclePublisher,
-    OUEPublisher,
-    Outcome,
-    PRAMPublisher,
-    PrivBayesPublisher,
-    Publisher,
-    RAPPORPublisher,
-    Release,
-    SamaratiPublisher,
-    SUEPublisher,
-    TableRelease,
-    working_bytes,
-)
-from dp2pub.validation import ConfigError, InputPath
+from typing import TYPE_CHECKING
+
+from dp2pub.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from dp2pub.audit import privacy_loss, satisfies_ldp
+    from dp2pub.data import (
+        Dataset,
+        Domain,
+        Generator,
+        load_adult,
+        load_car,
+        load_privbayes,
+        make_synthetic,
+        make_synthetic_bn,
+        marginal_counts,
+    )
+    from dp2pub.job import JobResult, run_job
+    from dp2pub.mechanisms import GRR, OLH, OUE, RAPPOR, SUE, FrequencyOracle, postprocess, project_simplex
+    from dp2pub.mechanisms.accounting import Spend, epsilon_spent, split_budget
+    from dp2pub.metrics import evaluate_marginals, mse, tvd
+    from dp2pub.publish import (
+        DP2PubPublisher,
+        DPProPublisher,
+        GRRPublisher,
+        LDPNBPublisher,
+        MondrianPublisher,
+        OLHPublisher,
+        OraclePublisher,
+        OUEPublisher,
+        Outcome,
+        PRAMPublisher,
+        PrivBayesPublisher,
+        Publisher,
+        RAPPORPublisher,
+        Release,
+        SamaratiPublisher,
+        SUEPublisher,
+        TableRelease,
+        working_bytes,
+    )
+    from dp2pub.validation import ConfigError, InputPath
 
 __version__ = "0.1.0"
 
@@ -107,3 +112,6 @@ __all__ = [
     "tvd",
     "working_bytes",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag a name that is not there
+    __getattr__, __dir__ = lazy_exports(__name__, __file__, __all__)

@@ -2,6 +2,10 @@
 
 ``dp2pub epsilon=2 seed=3`` runs one job; ``dp2pub -m epsilon=0.5,1,2 seed=0,1`` sweeps, one
 MLflow run per job. Everything here is a thin shell around :func:`dp2pub.job.run_job`.
+
+The command starts light: the job's keys are checked (:func:`preflight`) before the job's
+modules, MLflow and the store are imported, so ``dp2pub --help`` and a refused value cost
+little more than Hydra composing the config (tests/test_layers.py, DEFERRED).
 """
 
 from __future__ import annotations
@@ -23,11 +27,9 @@ from dp2pub.config import config_dir, plain_config, plugin_config_dirs
 from dp2pub.data.errors import DataFileError
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import Terminated, describe, follow_launcher, raise_terminated, running_job, signal_number
-from dp2pub.job import run_job
-from dp2pub.registry import named
+from dp2pub.settings import JobSettings, tracking_settings
 from dp2pub.store import StoreError, mlflow_defaults
 from dp2pub.sweep import FINISHED, SKIPPED, JobFailed, current_parent, in_sweep, job_label, labelled_logs
-from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
 from dp2pub.validation import ConfigError
 from hydra_plugins.dp2pub_ray_launcher.ray_launcher import RayLauncher
 from hydra_plugins.dp2pub_searchpath.searchpath import PluginConfigs
@@ -44,11 +46,28 @@ def format_results(metrics: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+def preflight(plain: dict) -> None:
+    """Check the job-level keys of a composed config (:class:`~dp2pub.settings.JobSettings`,
+    ``tracking.*``) before anything is imported or opened for the job, as the job checks them
+    (whatever the mechanism, whose own keys the job checks inside its run): a single command
+    refused here leaves no run in the store. A sweep's job skips it, so that every job of a
+    sweep, refused or not, is a run its parent counts."""
+    JobSettings.parse(plain, uses_budget=False)
+    tracking_settings(plain)
+
+
 def execute(cfg: DictConfig) -> tuple[str, str]:
     """Run and track the job described by a composed config; returns the run id and whether
     the job ran (FINISHED) or was skipped (SKIPPED). A sweep's job starts its lines with its
     place in the sweep (``[2/3]``) and leaves the dashboard to the sweep's summary."""
-    plain = named(plain_config(cfg))
+    plain = plain_config(cfg)
+    if not in_sweep():
+        preflight(plain)
+    from dp2pub.job import run_job
+    from dp2pub.registry import named
+    from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
+
+    plain = named(plain)
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     label = job_label()
     with labelled_logs(label):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import signal
 import socket
@@ -85,16 +86,23 @@ def follow_launcher() -> bool:
         except PermissionError:
             pass
         return False
-    libc_name = ctypes.util.find_library("c")
-    if not libc_name:
+    libc = _libc()
+    if libc is None:
         return False
-    libc = ctypes.CDLL(libc_name, use_errno=True)
     signal.signal(signal.SIGTERM, _worker_signal)
     if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
         return False
     if os.getppid() != launcher:  # the launcher died before prctl: do not outlive it
         os._exit(128 + int(signal.SIGTERM))
     return True
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library, for ``prctl`` (None without one). Looked up once per process: finding it
+    runs ``ldconfig``, tens of milliseconds that a sweep's worker would pay for every job."""
+    name = ctypes.util.find_library("c")
+    return None if not name else ctypes.CDLL(name, use_errno=True)
 
 
 @contextlib.contextmanager

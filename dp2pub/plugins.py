@@ -18,6 +18,7 @@ so a run of a plugin can be traced to its code.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -191,13 +192,17 @@ def provenance(obj: Any) -> Provenance:
     module = sys.modules.get(module_name)
     source = getattr(module, "__file__", None)
     dist = _distribution(module_name)
-    version = None
-    if dist is not None:
-        try:
-            version = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            version = None
+    version = None if dist is None else _version(dist)
     return Provenance(module_name, getattr(described, "__qualname__", "?"), dist, version, _file_sha256(source))
+
+
+@functools.cache
+def _version(dist: str) -> str | None:
+    """The installed version of the distribution ``dist`` (None if it is not installed)."""
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @functools.cache
@@ -207,11 +212,28 @@ def _file_sha256(path: str | None) -> str | None:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@functools.cache
 def _distribution(module_name: str) -> str | None:
-    """The distribution that installed the top-level package of ``module_name``."""
+    """The distribution that installed the top-level package of ``module_name``: the one of
+    the same (normalized) name when it is installed and declares that package (dp2pub's own
+    entries, most plugins), else the first that declares it in a scan of every installed
+    distribution (the scan reads the file lists of all of them: a second or so)."""
     top = module_name.partition(".")[0]
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        dist = metadata.distribution(top)
+        if top in _top_level(dist):
+            return str(dist.metadata["Name"])
     owners = _packages_distributions().get(top, [])
     return owners[0] if owners else None
+
+
+def _top_level(dist: metadata.Distribution) -> set[str]:
+    """The top-level packages and modules ``dist`` declares (``top_level.txt``), else those
+    its installed files hold."""
+    declared = dist.read_text("top_level.txt")
+    if declared:
+        return set(declared.split())
+    return {Path(str(file)).parts[0].removesuffix(".py") for file in dist.files or ()}
 
 
 @functools.cache

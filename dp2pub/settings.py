@@ -18,8 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from dp2pub.learn.models import MODELS
-from dp2pub.learn.split import check_test_size
-from dp2pub.validation import ConfigError, check_bool, check_epsilon, check_float, check_int, check_list, check_text
+from dp2pub.validation import (
+    ConfigError,
+    check_bool,
+    check_epsilon,
+    check_float,
+    check_int,
+    check_list,
+    check_test_size,
+    check_text,
+)
 
 #: Top-level keys of a job's config (hydra: Hydra's own, present in a composed config;
 #: figures: a study's figures, which the job ignores and dp2pub-figures checks).
@@ -174,10 +182,14 @@ class JobSettings:
 
     @classmethod
     def parse(cls, cfg: Mapping, uses_budget: bool = True) -> JobSettings:
-        """Check every job-level key of ``cfg`` (``epsilon`` only if ``uses_budget``)."""
+        """Check every job-level key of ``cfg``. ``epsilon`` must be a valid budget if
+        ``uses_budget``; a publisher without a budget (k-anonymity) ignores it, but a given one
+        (not None) must still be valid: a sweep's typo is refused whatever the mechanism."""
         _unknown("", cfg, TOP_LEVEL)
+        epsilon = cfg.get("epsilon")
+        checked = check_epsilon(epsilon) if uses_budget or epsilon is not None else None
         return cls(
-            epsilon=check_epsilon(cfg.get("epsilon")) if uses_budget else None,
+            epsilon=checked if uses_budget else None,
             seed=check_int(cfg.get("seed"), "seed", 0),
             save_published=check_bool(cfg.get("save_published", False), "save_published"),
             metrics=MetricSettings.parse(_section(cfg, "metrics")),

@@ -12,6 +12,13 @@ marks of an interrupted migration (leftover ``_alembic_tmp_*`` tables, tables wi
 Alembic version); such a store, and one MLflow refuses (an older schema), is reported in one
 line with the repair command instead of a traceback.
 
+A new SQLite store is not migrated but copied (:func:`create_from_template`): MLflow's schema
+creation runs every Alembic migration, 4-9 s here, once per user and MLflow version into a
+template in the cache directory (:func:`cache_dir`), which each new store then copies in
+milliseconds; MLflow itself adds the one row that depends on where and when the store is
+created (see :func:`make_template`). ``DP2PUB_STORE_TEMPLATE=0`` turns this off, and any
+failure of the template falls back to MLflow's own migration.
+
 Stores other than ``sqlite:///`` (a tracking server, PostgreSQL) are opened as they are: a
 server migrates its own database.
 
@@ -33,7 +40,10 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import hashlib
+import logging
 import os
+import shutil
 import sqlite3
 import urllib.error
 import urllib.parse
@@ -41,11 +51,18 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-import mlflow
-from mlflow.exceptions import MlflowException
-from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+from dp2pub.data.files import default_cache_dir
+
+if TYPE_CHECKING:
+    import mlflow
+
+# MLflow (a second or two to import) is imported by the functions that open a store or an
+# artifact location, not with this module: the command line refuses a bad value, and raises
+# StoreError, without it (tests/test_layers.py, DEFERRED).
+
+log = logging.getLogger(__name__)
 
 LOCK_SUFFIX = ".dp2pub-lock"
 #: Seconds a tracking server or a remote artifact store has to answer the first request.
@@ -63,6 +80,13 @@ HTTP_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3", "MLFLOW_HTTP_REQUEST_BAC
 #: (MLflow 3 sends them by default; a privacy tool does not phone home unasked:
 #: MLFLOW_DISABLE_TELEMETRY=false turns them on).
 MLFLOW_DEFAULTS = {**HTTP_RETRIES, "MLFLOW_DISABLE_TELEMETRY": "true"}
+
+#: The directory of dp2pub's per-user cache when set (else ``$XDG_CACHE_HOME/dp2pub``).
+CACHE_ENV = "DP2PUB_CACHE_DIR"
+#: ``DP2PUB_STORE_TEMPLATE=0`` (or false, no, off): new SQLite stores are migrated by MLflow.
+TEMPLATE_ENV = "DP2PUB_STORE_TEMPLATE"
+#: Bumped when the way a template is made changes (part of its file name).
+TEMPLATE_FORMAT = 1
 
 
 class StoreError(ValueError):
@@ -91,12 +115,18 @@ def store_lock(uri: str) -> Iterator[None]:
             f"tracking store {uri}: cannot create the lock file {lock} "
             f"({error.strerror or error}); use a writable directory"
         ) from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with handle, _held(handle):
+        yield
+
+
+@contextlib.contextmanager
+def _held(handle: IO[str]) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the open file ``handle``."""
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def interrupted_migration(path: Path) -> tuple[str, list[str]] | None:
@@ -265,6 +295,8 @@ def check_artifact_root(location: str, timeout: float = TIMEOUT) -> None:
         return
     if parsed.scheme == "mlflow-artifacts":
         return
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
     try:
         _within(timeout, lambda: get_artifact_repository(location).list_artifacts())
     except concurrent.futures.TimeoutError:
@@ -277,13 +309,170 @@ def check_artifact_root(location: str, timeout: float = TIMEOUT) -> None:
         raise StoreError(f"artifact location {location} cannot be used ({type(error).__name__}: {reason})") from None
 
 
+def templates_enabled() -> bool:
+    """Whether new SQLite stores are copied from a template (not ``DP2PUB_STORE_TEMPLATE=0``)."""
+    return os.environ.get(TEMPLATE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_dir() -> Path:
+    """dp2pub's per-user cache directory: ``$DP2PUB_CACHE_DIR`` if set, else
+    ``$XDG_CACHE_HOME/dp2pub``, else ``~/.cache/dp2pub``."""
+    given = os.environ.get(CACHE_ENV, "").strip()
+    return Path(given).expanduser() if given else default_cache_dir()
+
+
+def schema_head() -> str:
+    """The Alembic head revision of this MLflow's tracking schema (read from its migration
+    scripts: about 40 ms, which MLflow spends again verifying the schema of any store)."""
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    return str(_get_latest_schema_revision())
+
+
+def template_path(directory: Path, head: str) -> Path:
+    """The template in ``directory`` of this MLflow (version, schema ``head``) as written by
+    these SQLAlchemy, Alembic and SQLite (their DDL text may differ) and this dp2pub
+    (:data:`TEMPLATE_FORMAT`): ``store-template-mlflow-<version>-<head>-<digest>.db``."""
+    import alembic
+    import mlflow
+    import sqlalchemy
+
+    tools = f"{TEMPLATE_FORMAT} {sqlalchemy.__version__} {alembic.__version__} {sqlite3.sqlite_version}"
+    digest = hashlib.sha256(tools.encode()).hexdigest()[:8]
+    return directory / f"store-template-mlflow-{mlflow.__version__}-{head}-{digest}.db"
+
+
+def is_template(path: Path, head: str) -> bool:
+    """Whether ``path`` is a complete template: a database at Alembic revision ``head``
+    without leftover migration tables or experiments."""
+    if not path.is_file():
+        return False
+    try:
+        if interrupted_migration(path) is not None:
+            return False
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            versions = [row[0] for row in db.execute("SELECT version_num FROM alembic_version")]
+            experiments = db.execute("SELECT COUNT(*) FROM experiments").fetchone()[0]
+    except sqlite3.Error:
+        return False
+    return versions == [head] and experiments == 0
+
+
+def make_template(template: Path) -> None:
+    """Create ``template``: a new database in a temporary file beside it, given its schema by
+    MLflow's own store (``SqlAlchemyStore``: create the tables, run every Alembic migration),
+    without the default experiment; then moved into place (``os.replace``), so that no
+    reader sees a half-made template.
+
+    What MLflow 3.17 writes into a new SQLite database, read in its source
+    (``mlflow/store/tracking/sqlalchemy_store.py``, ``mlflow/store/db/utils.py``) and checked
+    by ``tests/test_store_template.py``: the schema and ``alembic_version`` (the same for
+    every new store of one MLflow), one ``workspaces`` row (a constant, written by migration
+    ``1b5f0d9ad7c1``), and the default experiment (id 0, "Default"), the only row that
+    depends on where and when: its ``artifact_location`` is the store's artifact root + ``/0``
+    (``_get_artifact_location``, sqlalchemy_store.py:609-610; the root is
+    ``resolve_uri_if_local(default_artifact_root)``, sqlalchemy_store.py:403, i.e.
+    ``./mlruns`` under the working directory of the process that creates the store, or in
+    ``mlflow server``'s workers ``$_MLFLOW_SERVER_ARTIFACT_ROOT``,
+    tracking/_tracking_service/utils.py:192-198) and its
+    ``creation_time``/``last_update_time`` are the time of creation (sqlalchemy_store.py:552-559).
+    Every construction of the store, not only the first, calls ``_initialize_store_state``
+    (sqlalchemy_store.py:441), which looks for experiment 0 and creates it when missing
+    (sqlalchemy_store.py:510-517; the workspace-aware store does the same,
+    sqlalchemy_workspace_store.py:187-189, 495-525). The template is therefore stored
+    without it, and the first open of a copy, by the process that asked for the new store,
+    creates it exactly as on a store MLflow created there itself. Migrations' time-dependent
+    column defaults apply only to rows they insert or update, of which a new database has none.
+    """
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    part = template.with_name(f"{template.name}.{uuid.uuid4().hex}.part")
+    artifacts = part.with_name(part.name + "-artifacts")  # MLflow 2 creates it; the template has no experiment
+    try:
+        store = SqlAlchemyStore(f"sqlite:///{part}", str(artifacts))
+        store.engine.dispose()
+        with contextlib.closing(sqlite3.connect(part)) as db, db:
+            db.execute("DELETE FROM experiments WHERE experiment_id = 0")
+        os.replace(part, template)
+    finally:
+        part.unlink(missing_ok=True)
+        shutil.rmtree(artifacts, ignore_errors=True)
+
+
+def ensure_template() -> Path:
+    """The template of this MLflow in :func:`cache_dir`, made first (under its own lock,
+    so that one process migrates and the others wait) if missing or incomplete.
+
+    Raises:
+        OSError, sqlite3.Error, MlflowException: the cache cannot hold a template.
+    """
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    head = schema_head()
+    template = template_path(directory, head)
+    if is_template(template, head):
+        return template
+    with open(template.with_name(template.name + LOCK_SUFFIX), "a+") as handle, _held(handle):
+        if not is_template(template, head):
+            make_template(template)
+    if not is_template(template, head):
+        raise OSError(f"the store template {template} is incomplete")
+    return template
+
+
+def new_database(path: Path) -> bool:
+    """Whether ``path`` names a database that MLflow would create: no file there (nor a
+    link), or an empty regular file; not SQLite's ``:memory:`` or ``file:`` names."""
+    if path.name == ":memory:" or str(path).startswith("file:") or path.is_symlink():
+        return False
+    if not path.exists():
+        return True
+    return path.is_file() and path.stat().st_size == 0
+
+
+def copy_template(template: Path, path: Path) -> None:
+    """Copy ``template`` to ``path`` through a temporary file beside it, flushed to disk and
+    moved into place (``os.replace``): a crash leaves no store or a whole one. An empty file
+    at ``path`` is replaced, its permissions kept."""
+    part = path.with_name(f"{path.name}.dp2pub-{uuid.uuid4().hex}.part")
+    try:
+        shutil.copyfile(template, part)
+        if path.exists():
+            shutil.copymode(path, part)
+        with open(part, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def create_from_template(uri: str, path: Path) -> bool:
+    """Create the new SQLite store ``uri`` at ``path`` as a copy of the template
+    (:func:`ensure_template`) instead of having MLflow migrate it; whether it did. Only for
+    a missing or empty file and a URI without options, unless ``DP2PUB_STORE_TEMPLATE=0``;
+    any failure (say, a cache that cannot be written) leaves the store to MLflow. Call it
+    under :func:`store_lock`."""
+    if not templates_enabled() or "?" in uri or not new_database(path):
+        return False
+    try:
+        copy_template(ensure_template(), path)
+    except Exception:  # any failure: MLflow migrates the store as it would without a template
+        log.debug("tracking store %s: no template, MLflow creates the schema", uri, exc_info=True)
+        return False
+    return True
+
+
 def open_store(uri: str) -> mlflow.MlflowClient:
-    """A client of the store ``uri`` whose schema is complete and current, created or
-    verified under :func:`store_lock`, after :func:`check_uri`.
+    """A client of the store ``uri`` whose schema is complete and current, created (a new
+    SQLite store from the template, :func:`create_from_template`) or verified under
+    :func:`store_lock`, after :func:`check_uri`.
 
     Raises:
         StoreError: in one line, naming the store, what is wrong and the repair command.
     """
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
     check_uri(uri)
     path = sqlite_path(uri)
     with store_lock(uri):
@@ -297,6 +486,7 @@ def open_store(uri: str) -> mlflow.MlflowClient:
                     f"tracking store {uri} is half-migrated ({damage[0]}): an earlier schema "
                     f"migration was interrupted; {repair_hint(uri, path, damage[1])}"
                 )
+            create_from_template(uri, path)
         client = mlflow.MlflowClient(uri)
         try:
             client.search_experiments(max_results=1)  # creates or verifies the schema

@@ -32,32 +32,27 @@ import signal
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import mlflow
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from mlflow.entities import RunStatus
 from omegaconf import DictConfig, OmegaConf
 
 from dp2pub.config import plain_config
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import mark_launcher, terminate_sweep
-from dp2pub.resume import reap_stale_runs
-from dp2pub.store import StoreError, unreachable
-from dp2pub.tracking import (
-    PARENT_TAG,
-    SWEEP_TAG,
-    dashboard_hint,
-    experiment_name,
-    open_experiment,
-    run_tags,
-)
+from dp2pub.settings import tracking_settings
 from dp2pub.validation import ConfigError
+
+if TYPE_CHECKING:
+    import mlflow
+
+# MLflow and the modules that use it are imported when a multirun opens its parent run, not
+# when Hydra instantiates this callback for every command (tests/test_layers.py, DEFERRED).
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +215,8 @@ class SweepParentCallback(Callback):
         except ConfigError as error:
             print(f"dp2pub: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
+        from dp2pub.store import StoreError
+
         try:
             self._open(config)
         except Exception as error:
@@ -237,11 +234,15 @@ class SweepParentCallback(Callback):
             log.info("checking the configs of %d job%s before launching them ...", self.total, "s"[: self.total != 1])
 
     def _open(self, config: DictConfig) -> None:
+        import mlflow
+
+        from dp2pub.tracking import SWEEP_TAG, open_experiment, run_tags
+
         hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed
         job_cfg = plain_config(OmegaConf.masked_copy(config, [str(k) for k in config if k != "hydra"]))
         uri, experiment_id = open_experiment(job_cfg)
         self.client = mlflow.MlflowClient(uri)
-        self.uri, self.experiment_id, self.experiment = uri, experiment_id, experiment_name(job_cfg)
+        self.uri, self.experiment_id, self.experiment = uri, experiment_id, tracking_settings(job_cfg).experiment
         self.total = sweep_size(hydra_cfg)
         self.sweep_dir = sweep_dir = Path(str(hydra_cfg.sweep.dir))
         grid = hydra_cfg.sweeper.get("params")
@@ -282,6 +283,8 @@ class SweepParentCallback(Callback):
         self._end(failed=False)  # reached only when every job returned
 
     def _child_statuses(self, run_id: str) -> list[str]:
+        from dp2pub.tracking import PARENT_TAG
+
         assert self.client is not None
         children = self.client.search_runs(
             [self.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{run_id}'", max_results=50_000
@@ -296,6 +299,8 @@ class SweepParentCallback(Callback):
         from atexit) do nothing."""
         if self.client is None or self.run_id is None:
             return
+        from dp2pub.store import unreachable
+
         run_id, self.run_id = self.run_id, None
         try:
             statuses, kept = self._close(run_id, failed)
@@ -311,6 +316,10 @@ class SweepParentCallback(Callback):
     def _close(self, run_id: str, failed: bool) -> tuple[list[str], bool]:
         """Terminate the parent run (see :meth:`_end`); returns its children's statuses and
         whether the parent was kept."""
+        from mlflow.entities import RunStatus
+
+        from dp2pub.resume import reap_stale_runs
+
         assert self.client is not None
         reap_stale_runs(self.client, self.experiment_id)  # jobs whose process died (SIGKILL, a lost worker)
         statuses = self._child_statuses(run_id)
@@ -330,6 +339,8 @@ class SweepParentCallback(Callback):
     def _report(self, run_id: str, kept: bool, stopped: int) -> None:
         """Print the summary: the jobs' outcomes, the parent run (unless it was deleted:
         every job was skipped) and where to see it."""
+        from dp2pub.tracking import dashboard_hint
+
         counts = count_line(self.total, outcomes(self.sweep_dir, run_id), stopped)
         where = f"experiment {self.experiment} (id {self.experiment_id})"
         if kept:
@@ -360,4 +371,4 @@ def check_launcher(launcher: Mapping) -> None:
 
 def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:
     """``sweep-<experiment>-<last two parts of the sweep dir>`` (date and time by default)."""
-    return f"sweep-{experiment_name(cfg)}-{'-'.join(sweep_dir.parts[-2:])}"
+    return f"sweep-{tracking_settings(cfg).experiment}-{'-'.join(sweep_dir.parts[-2:])}"

@@ -13,6 +13,7 @@ loaded is the run's dataset input (:func:`dataset_input`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -40,7 +41,7 @@ from dp2pub.registry import builder_defaults, code_identity, input_files, named,
 from dp2pub.resume import HASH_TAG, KEY_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.settings import tracking_settings
-from dp2pub.store import check_artifact_root, lost_server, open_store
+from dp2pub.store import check_artifact_root, lost_server, open_store, sqlite_path
 from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
@@ -147,9 +148,17 @@ def _git_commit() -> str | None:
 
 
 def run_tags(overrides: list[str]) -> dict[str, str]:
-    """Provenance tags of a run: the Hydra overrides, the git commit, package versions, and
-    the lock file and environment hashes (:func:`dp2pub.environment.environment_tags`)."""
-    tags = {"hydra_overrides": " ".join(overrides), **process_tags(), **environment_tags()}
+    """Provenance tags of a run: the Hydra overrides, the process, and what
+    :func:`installation_tags` says of the code and environment."""
+    return {"hydra_overrides": " ".join(overrides), **process_tags(), **installation_tags()}
+
+
+@functools.cache
+def installation_tags() -> dict[str, str]:
+    """The git commit, package versions, and the lock file and environment hashes
+    (:func:`dp2pub.environment.environment_tags`): read once per process (a sweep's worker
+    runs many jobs of the same code)."""
+    tags = dict(environment_tags())
     commit = _git_commit()
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -181,10 +190,42 @@ def open_experiment(cfg: Mapping) -> tuple[str, str]:
     uri = tracking_uri(cfg)
     if uri == f"sqlite:///{outputs_dir(cfg) / 'mlflow.db'}":
         outputs_dir(cfg).mkdir(parents=True, exist_ok=True)
+    settings = tracking_settings(cfg)
+    key = (uri, settings.experiment, settings.artifact_location, str(outputs_dir(cfg)))
+    known = _OPENED.get(key)
+    if known is not None and known[0] == _store_file(uri) and _still_active(uri, known[1], settings.experiment):
+        return uri, known[1]
     client = open_store(uri)  # a new store's schema is created by one process at a time
     experiment_id = _experiment_id(cfg, uri)
     check_artifact_root(client.get_experiment(experiment_id).artifact_location)
+    _OPENED[key] = (_store_file(uri), experiment_id)
     return uri, experiment_id
+
+
+#: The store file's identity and the experiment id of each store and experiment this process
+#: opened and checked (by :func:`open_experiment`): a sweep's worker opens them for its first
+#: job only. A store whose file was replaced, or an experiment deleted or renamed since, is
+#: opened again.
+_OPENED: dict[tuple, tuple[tuple[int, int] | None, str]] = {}
+
+
+def _still_active(uri: str, experiment_id: str, name: str) -> bool:
+    """Whether the experiment ``experiment_id`` of ``uri`` still exists, active, as ``name``."""
+    try:
+        found = mlflow.MlflowClient(uri).get_experiment(experiment_id)
+    except MlflowException:
+        return False
+    return found.lifecycle_stage == "active" and found.name == name
+
+
+def _store_file(uri: str) -> tuple[int, int] | None:
+    """The device and inode of a SQLite store's file (None when it has none yet or is not one)."""
+    path = sqlite_path(uri)
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return None if stat is None else (stat.st_dev, stat.st_ino)
 
 
 def _experiment_id(cfg: Mapping, uri: str) -> str:

@@ -74,6 +74,12 @@ def check_bool(value: Any, key: str) -> bool:
     return value
 
 
+def check_test_size(value: object, key: str = "test_size") -> float:
+    """``value`` as a fraction strictly between 0 and 1 (a number, not a string), or
+    ConfigError naming ``key``."""
+    return check_float(value, key, 0.0, 1.0)
+
+
 def check_float(
     value: Any, key: str, low: float, high: float = math.inf, *, open_low: bool = True, open_high: bool = True
 ) -> float:

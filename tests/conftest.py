@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +43,38 @@ def fresh_environment(monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_dir(tmp_path_factory) -> Iterator[Path]:
+    """dp2pub's cache directory (the migrated template new SQLite stores are copied from, see
+    :func:`dp2pub.store.create_from_template`) in a folder of the session, for the tests and
+    the processes they start, not the user's ~/.cache/dp2pub: one migration per session. A
+    DP2PUB_CACHE_DIR set by the developer or CI (a cache kept between runs) is kept."""
+    given = os.environ.get("DP2PUB_CACHE_DIR", "").strip()
+    if given:
+        yield Path(given)
+        return
+    folder = tmp_path_factory.mktemp("dp2pub-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DP2PUB_CACHE_DIR", str(folder))
+        yield folder
+
+
+@functools.cache
+def calibrate() -> float:
+    """Seconds a fresh interpreter takes to import the command line and MLflow on this machine,
+    measured once per test process: the unit of the few time limits the tests keep (a multiple
+    of it, never a fixed number of seconds, so that a loaded machine does not fail them)."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import dp2pub.cli, mlflow"], check=True)
+    return time.monotonic() - start
+
+
+@pytest.fixture(scope="session")
+def calibration() -> float:
+    """:func:`calibrate`."""
+    return calibrate()
 
 
 @pytest.fixture(scope="session")
@@ -98,10 +133,16 @@ def start_cli(args: list[str], cwd: Path, env: dict | None = None, **popen: obje
 
 
 def run_cli(
-    args: list[str], cwd: Path, env: dict | None = None, capped: bool = False, prefix: tuple[str, ...] = ()
+    args: list[str],
+    cwd: Path,
+    env: dict | None = None,
+    capped: bool = False,
+    prefix: tuple[str, ...] = (),
+    timeout: float = 300,
 ) -> subprocess.CompletedProcess:
     """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output; ``capped`` runs it
-    under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it."""
+    under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it;
+    subprocess.TimeoutExpired after ``timeout`` seconds."""
     return subprocess.run(
         [*prefix, sys.executable, "-m", "dp2pub", *args],
         preexec_fn=cap_memory if capped else None,
@@ -109,7 +150,7 @@ def run_cli(
         env=cli_env(env),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
 
 
@@ -180,3 +221,19 @@ def ray_launcher() -> Iterator[tuple[list[str], dict[str, str]]]:
     folder = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     yield local_ray(folder, num_cpus=2)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+#: Fixtures of services that take a whole machine's worth of start-up (a PostgreSQL cluster per
+#: worker, a Ray cluster per test): their tests run in one xdist worker (make test: -n auto
+#: --dist loadgroup), one after the other, while the other workers take the rest.
+SERVICE_FIXTURES = {"postgres", "pg_mlflow_server", "ray_launcher", "ray_folder"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests that start :data:`SERVICE_FIXTURES`, or Ray by their name or parameter
+    (``[ray]``: a fixture asked for at run time, ``ray start`` and ``ray stop``, which act on
+    every Ray of the machine), in one xdist group."""
+    for item in items:
+        named_ray = re.search(r"(^|[^a-z])ray([^a-z]|$)", item.nodeid.lower()) is not None
+        if named_ray or SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("services"))

@@ -7,7 +7,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
-from dp2pub.cli import execute
+from dp2pub.cli import execute, preflight
+from dp2pub.config import plain_config
 from dp2pub.validation import ConfigError
 from tests.conftest import CONTRACT, ROOT, compose_config, run_cli, runs_in
 from tests.test_job import BAD
@@ -82,30 +83,51 @@ def test_default_store_is_sqlite_under_outputs(tmp_path):
     assert run.info.artifact_uri.startswith((tmp_path / "outputs" / "mlartifacts").as_uri())
 
 
-def test_bad_input_exits_nonzero_and_leaves_the_run_failed(tmp_path):
+def test_a_bad_job_level_value_is_refused_before_the_store_is_opened(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done = run_cli(
         ["epsilon=nan", f"tracking.uri={uri}", "tracking.experiment=bad", f"paths.outputs={tmp_path / 'out'}"],
         cwd=tmp_path,
     )
     assert done.returncode == 2
+    assert done.stderr.splitlines() == ["dp2pub: error: epsilon=nan is invalid: expected a finite number > 0"]
+    assert not (tmp_path / "mlflow.db").exists()  # no store made, no run left
+
+
+def test_a_bad_mechanism_value_exits_nonzero_and_leaves_the_run_failed(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        ["mechanism.estimator=mle", f"tracking.uri={uri}", "tracking.experiment=bad", f"paths.outputs={tmp_path}"],
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "epsilon=nan is invalid: expected a finite number > 0" in done.stderr
+    assert "mechanism.estimator='mle' is invalid" in done.stderr
     (run,) = runs_in(uri, "bad")
     assert run.info.status == "FAILED"
-    assert "epsilon=nan" in run.data.tags["error"]
+    assert "mechanism.estimator='mle'" in run.data.tags["error"]
 
 
 @pytest.mark.parametrize("overrides,message", BAD)
-def test_every_bad_input_leaves_a_failed_run(store, overrides, message, tmp_path):
+def test_every_bad_input_is_refused_and_leaves_no_run_or_a_failed_one(store, overrides, message, tmp_path):
     experiment = "bad-" + "".join(c if c.isalnum() else "_" for c in " ".join(overrides))
     cfg = compose_config(
         [*overrides, f"tracking.uri={store}", f"tracking.experiment={experiment}", f"paths.outputs={tmp_path}"]
     )
+    try:  # what the command line checks before it opens the store (the job-level keys)
+        preflight(plain_config(cfg))
+        early = False
+    except ConfigError:
+        early = True
     with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
         execute(cfg)
-    (run,) = runs_in(store, experiment)
-    assert run.info.status == "FAILED" and message in run.data.tags["error"]
+    runs = runs_in(store, experiment)
+    assert early == message.startswith(("epsilon", "seed"))  # the others need the mechanism or data
+    if early:
+        assert runs == []
+    else:
+        (run,) = runs
+        assert run.info.status == "FAILED" and message in run.data.tags["error"]
     assert mlflow.active_run() is None
 
 

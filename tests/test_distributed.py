@@ -21,7 +21,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from dp2pub.services import MlflowServer, local_ray
-from dp2pub.sweep import PARENT_TAG
+from dp2pub.tracking import PARENT_TAG
 from tests.conftest import run_cli, runs_in, start_cli
 
 pytestmark = pytest.mark.slow

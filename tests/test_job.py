@@ -6,6 +6,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from dp2pub.job import run_job
+from dp2pub.settings import JobSettings
 from dp2pub.validation import ConfigError
 from tests.conftest import CONTRACT, compose_config
 
@@ -93,6 +94,19 @@ def test_bad_input_names_key_value_and_range(overrides, message):
     with pytest.raises(ConfigError) as caught:
         run_job(plain(overrides))
     assert message in str(caught.value) and "expected" in str(caught.value)
+
+
+def test_a_given_epsilon_is_checked_whatever_the_mechanism():
+    """A publisher without a budget (k-anonymity) ignores a valid epsilon and an absent one,
+    and refuses a malformed one, as a budgeted one does (a typo in a sweep is never silent)."""
+    assert JobSettings.parse({"epsilon": 2, "seed": 0}, uses_budget=False).epsilon is None
+    assert JobSettings.parse({"epsilon": None, "seed": 0}, uses_budget=False).epsilon is None
+    assert JobSettings.parse({"epsilon": 2, "seed": 0}).epsilon == 2.0
+    for bad in ("abc", -1, 0, float("nan")):
+        with pytest.raises(ConfigError, match="epsilon="):
+            JobSettings.parse({"epsilon": bad, "seed": 0}, uses_budget=False)
+    with pytest.raises(ConfigError, match="epsilon=None"):
+        JobSettings.parse({"epsilon": None, "seed": 0})
 
 
 def test_epsilon_nan_is_nan_not_a_string():

@@ -18,7 +18,7 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, RunMode
 from omegaconf import OmegaConf
 
-from hydra_plugins.dp2pub_sweeper.sweeper import ValidateOnceSweeper, is_plain, untyped
+from hydra_plugins.dp2pub_sweeper.sweeper import ClassComposingLoader, ValidateOnceSweeper, is_plain, untyped
 from tests.conftest import CONF
 
 
@@ -33,7 +33,9 @@ def check(arguments: list[str], validate) -> tuple[str | None, int]:
         parser = OverridesParser.create(config_loader=loader)
         (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(list(master.hydra.overrides.task)), None)
         sweeper = ValidateOnceSweeper(max_batch_size=None)
-        sweeper.hydra_context = HydraContext(config_loader=loader, callbacks=None)  # type: ignore[arg-type]
+        ours = validate is ValidateOnceSweeper.validate_batch_is_legal  # its loader, as its setup gives it
+        used = ClassComposingLoader(loader) if ours else loader
+        sweeper.hydra_context = HydraContext(config_loader=used, callbacks=None)  # type: ignore[arg-type]
         sweeper.config = master
         composed: list[Sequence[str]] = []
         compose = loader.load_sweep_config
@@ -111,3 +113,55 @@ def test_only_untyped_value_nodes_let_a_class_skip_its_jobs():
     assert untyped(plain, "a.b") and untyped(plain, "a.c.1.d")
     assert not untyped(plain, "a")  # a container
     assert not untyped(plain, "a.c.7") and not untyped(plain, "a.z") and not untyped(plain, "a.b.c")
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["seed=range(0,3)", "epsilon=0.5,2", "dataset.n=500"],
+        ["mechanism=grr,oue", "seed=0,1", "metrics.ways=[1,2],[2]", "tracking.experiment=a,'b c'"],
+        ["seed=0,1", "save_published=true,false", "+extra=1,2", "hydra.job.config.override_dirname.kv_sep=:"],
+        ["limits.memory_gib=1,2", "limits={memory_gib:3}", "seed=0,1"],  # a key and the mapping above it
+    ],
+)
+def test_a_derived_job_config_is_the_config_hydra_composes(arguments):
+    """Every job's config from the class-composing loader equals Hydra's own composition of
+    that job, node for node (unresolved, as the job receives it) and resolved."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        assert hydra is not None
+        master = hydra.compose_config("config", arguments, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+        loader = hydra.config_loader
+        parser = OverridesParser.create(config_loader=loader)
+        (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(list(master.hydra.overrides.task)), None)
+        wrapped = ClassComposingLoader(loader)
+        derived = 0
+        for overrides in batch:
+            ours = wrapped.load_sweep_config(master, list(overrides))
+            derived += wrapped.derivable(wrapped.job_key(master, overrides)[0])
+            hydras = loader.load_sweep_config(master, list(overrides))
+            assert OmegaConf.to_yaml(ours) == OmegaConf.to_yaml(hydras)
+            assert OmegaConf.to_container(ours, resolve=False) == OmegaConf.to_container(hydras, resolve=False)
+            job = [k for k in hydras if k != "hydra"]
+            assert OmegaConf.to_container(OmegaConf.masked_copy(ours, job), resolve=True) == OmegaConf.to_container(
+                OmegaConf.masked_copy(hydras, job), resolve=True
+            )
+            assert ours.hydra.job.override_dirname == hydras.hydra.job.override_dirname
+        assert derived > 0  # the comparison covered derived configs, not only composed ones
+
+
+def test_a_jobs_own_hydra_overrides_stay_out_of_its_task_overrides():
+    """A sweep's job may carry ``hydra.*`` overrides (``hydra.sweeper.params`` can set them):
+    the derived config puts them where Hydra does, not among the task's overrides."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        assert hydra is not None
+        master = hydra.compose_config("config", ["seed=0"], run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+        loader = hydra.config_loader
+        wrapped = ClassComposingLoader(loader)
+        for seed in range(3):
+            overrides = [f"seed={seed}", "hydra.job.chdir=false"]
+            ours, hydras = wrapped.load_sweep_config(master, overrides), loader.load_sweep_config(master, overrides)
+            assert OmegaConf.to_yaml(ours) == OmegaConf.to_yaml(hydras)
+            assert list(ours.hydra.overrides.task) == [f"seed={seed}"]
+        assert wrapped.derivable(wrapped.job_key(master, overrides)[0])

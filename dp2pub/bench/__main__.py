@@ -1,9 +1,9 @@
-"""``python -m dp2pub.bench [oracles|structure|memory|metrics|sweep|scaling] [options]``: run one benchmark, or all of them
+"""``python -m dp2pub.bench [oracles|structure|memory|metrics|sweep|scaling|overhead] [options]``: run one benchmark, or all of them
 (with their default options) when none is named."""
 
 import sys
 
-from dp2pub.bench import memory, metrics, oracles, scaling, structure, sweep
+from dp2pub.bench import memory, metrics, oracles, overhead, scaling, structure, sweep
 
 BENCHES = {
     "oracles": oracles.main,
@@ -12,6 +12,7 @@ BENCHES = {
     "metrics": metrics.main,
     "sweep": sweep.main,
     "scaling": scaling.main,
+    "overhead": overhead.main,
 }
 
 if __name__ == "__main__":

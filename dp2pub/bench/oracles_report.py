@@ -10,7 +10,6 @@ from pathlib import Path
 from dp2pub.bench.references import CHECK_CORRELATION, CHECK_EPSILON, CHECK_N, LIBRARIES, ORACLES, RAPPOR_HASHES
 from dp2pub.bench.timing import Result
 
-START, END = "<!-- bench:oracles -->", "<!-- /bench:oracles -->"
 DOCS_JSON = "docs/bench/oracles.json"
 README = "README.md"
 
@@ -150,18 +149,29 @@ def render(result: Result) -> str:
     return "\n".join([*header(result), "", *table(result), *notes(result)])
 
 
-def replace_block(text: str, block: str) -> str:
-    """``text`` with the part between the :data:`START` and :data:`END` markers replaced by ``block``."""
-    before, start, rest = text.partition(START)
-    _, end, after = rest.partition(END)
+#: The markers of the oracle benchmark's block.
+START, END = "<!-- bench:oracles -->", "<!-- /bench:oracles -->"
+
+
+def markers(name: str = "oracles") -> tuple[str, str]:
+    """The markers around README.md's block of benchmark ``name``."""
+    return f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+
+
+def replace_block(text: str, block: str, name: str = "oracles") -> str:
+    """``text`` with the part between the markers of ``name`` (:func:`markers`) replaced by ``block``."""
+    start_mark, end_mark = markers(name)
+    before, start, rest = text.partition(start_mark)
+    _, end, after = rest.partition(end_mark)
     if not start or not end:
-        raise ValueError(f"{START} ... {END} not found")
-    return f"{before}{START}\n{block}\n{END}{after}"
+        raise ValueError(f"{start_mark} ... {end_mark} not found")
+    return f"{before}{start_mark}\n{block}\n{end_mark}{after}"
 
 
-def readme_block(text: str) -> str:
-    """The part of ``text`` between the markers, without the newlines next to them."""
-    return text.partition(START)[2].partition(END)[0].strip("\n")
+def readme_block(text: str, name: str = "oracles") -> str:
+    """The part of ``text`` between the markers of ``name``, without the newlines next to them."""
+    start_mark, end_mark = markers(name)
+    return text.partition(start_mark)[2].partition(end_mark)[0].strip("\n")
 
 
 def write_readme(results: Path, readme: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dp2pub.mechanisms import ORACLES
+from dp2pub.mechanisms.oracles import ORACLES
 
 #: Points of the dense epsilon grid (the sweep's own epsilons are added).
 GRID_POINTS = 64

@@ -8,16 +8,9 @@ stratified on the target, with an integer ``random_state`` drawn from the job's 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from dp2pub.data.dataset import Dataset
-from dp2pub.validation import ConfigError, check_float
-
-
-def check_test_size(value: object, key: str = "test_size") -> float:
-    """``value`` as a fraction strictly between 0 and 1 (a number, not a string), or
-    ConfigError naming ``key``."""
-    return check_float(value, key, 0.0, 1.0)
+from dp2pub.validation import ConfigError, check_test_size
 
 
 def random_state(rng: np.random.Generator) -> int:
@@ -45,6 +38,8 @@ def split_train_test(data: Dataset, test_size: float, rng: np.random.Generator) 
         y = data.column(data.target)
         counts = np.bincount(y.astype(np.int64))
         stratify = y if counts[counts > 0].min() >= 2 else None
+    from sklearn.model_selection import train_test_split  # deferred (tests/test_layers.py, DEFERRED)
+
     _, test_rows = train_test_split(
         np.arange(data.n), test_size=test_size, stratify=stratify, random_state=random_state(rng)
     )

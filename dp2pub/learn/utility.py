@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from sklearn.dummy import DummyClassifier
-from sklearn.exceptions import ConvergenceWarning
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
@@ -92,6 +90,9 @@ def fit_model(
 ) -> Classifier:
     """The model ``model`` fitted on ``(x, y)`` (features of domain ``sizes``); a single
     training class is predicted for everyone (scikit-learn refuses to fit one class)."""
+    from sklearn.dummy import DummyClassifier  # deferred (tests/test_layers.py, DEFERRED)
+    from sklearn.exceptions import ConvergenceWarning
+
     if np.unique(y).size < 2:
         return DummyClassifier(strategy="most_frequent").fit(x, y)
     estimator = build_model(model, sizes, random_state, alpha)

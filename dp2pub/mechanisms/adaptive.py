@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracle import FrequencyOracle
+from dp2pub.mechanisms.oracles import ORACLES
 from dp2pub.mechanisms.unary import OUE
 
 #: The oracles ``adaptive`` chooses from, in the order ties go.

@@ -21,8 +21,8 @@ import numpy as np
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
 from dp2pub.learn.utility import Classifier, baseline_classifier
-from dp2pub.mechanisms import ORACLES
 from dp2pub.mechanisms.accounting import Spend, epsilon_spent
+from dp2pub.mechanisms.oracles import ORACLES
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError, check_epsilon

@@ -5,22 +5,27 @@ Modules: ``information`` (entropy, mutual information), ``bayes_net`` (GreedyBay
 network type is :class:`dp2pub.data.bayes_net.BayesianNetwork`), ``clustering`` (DP2-Pub's Markov-blanket clusters), ``budget`` (CIF / PBC weights).
 """
 
-from dp2pub.structure.bayes_net import (
-    BayesianNetwork,
-    PairSelector,
-    Selector,
-    argmax_select,
-    greedy_bayes,
-    total_mutual_information,
-)
-from dp2pub.structure.information import (
-    conditional_entropy,
-    entropy,
-    entropy_from_counts,
-    entropy_of_distribution,
-    mutual_information,
-    mutual_information_of_distribution,
-)
+from typing import TYPE_CHECKING
+
+from dp2pub.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from dp2pub.structure.bayes_net import (
+        BayesianNetwork,
+        PairSelector,
+        Selector,
+        argmax_select,
+        greedy_bayes,
+        total_mutual_information,
+    )
+    from dp2pub.structure.information import (
+        conditional_entropy,
+        entropy,
+        entropy_from_counts,
+        entropy_of_distribution,
+        mutual_information,
+        mutual_information_of_distribution,
+    )
 
 __all__ = [
     "BayesianNetwork",
@@ -36,3 +41,6 @@ __all__ = [
     "mutual_information_of_distribution",
     "total_mutual_information",
 ]
+
+if not TYPE_CHECKING:  # type checkers read the imports above, and flag a name that is not there
+    __getattr__, __dir__ = lazy_exports(__name__, __file__, __all__)

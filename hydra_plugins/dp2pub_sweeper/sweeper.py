@@ -13,19 +13,31 @@ others. A job is skipped only when its class's first job composed and every key 
 plain value is an untyped value node (``AnyNode``) in that job's config, which accepts any plain
 value; every other job is composed, so the first job that cannot be composed raises the same
 error as under ``BasicSweeper``.
+
+The launcher's jobs are composed the same way (:class:`ClassComposingLoader`, which the sweeper
+hands to the launcher as its config loader): where a job runs, the first job of each class is
+composed in full and kept; every other job of the class is that config with the job's plain
+values set, its ``hydra.overrides.task`` and ``hydra.job.override_dirname`` made as Hydra
+makes them (tests/test_sweeper.py compares the two configs job by job). A composition takes
+0.1-0.7 s, a copy a few milliseconds: most of a small job's cost in a sweep.
 """
 
 from __future__ import annotations
 
+import copy
+import uuid
 from collections.abc import Hashable, Sequence
+from typing import Any, cast
 
+from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.config_loader import ConfigLoader
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
 from hydra.plugins.launcher import Launcher
 from hydra.plugins.sweeper import Sweeper
-from hydra.types import HydraContext
-from omegaconf import AnyNode, DictConfig, ListConfig
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import AnyNode, DictConfig, ListConfig, OmegaConf
 
 #: Types of override values that an untyped value node accepts, whatever the value.
 PLAIN = (bool, int, float, str)
@@ -47,27 +59,125 @@ class ValidateOnceSweeper(BasicSweeper):
         self.config: DictConfig | None = None
         self.launcher: Launcher | None = None
 
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
+        """Hydra's setup, with the launcher's jobs composed by :class:`ClassComposingLoader`."""
+        loader = ClassComposingLoader(hydra_context.config_loader)
+        # a ConfigLoader by delegation (every method but load_sweep_config is the wrapped one's)
+        context = HydraContext(config_loader=cast(ConfigLoader, loader), callbacks=hydra_context.callbacks)
+        super().setup(hydra_context=context, task_function=task_function, config=config)
+
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         assert self.hydra_context is not None and self.config is not None
         loader = self.hydra_context.config_loader
-        repository = getattr(loader, "repository", None)  # ConfigLoaderImpl's; absent: check all
-        if repository is None:
-            super().validate_batch_is_legal(batch)
+        if not isinstance(loader, ClassComposingLoader) or not loader.classifies:
+            super().validate_batch_is_legal(batch)  # another loader: check every job
             return
-        parser = OverridesParser.create(config_loader=loader)
-        parsed: dict[str, tuple[Override, bool]] = {}  # an override string's parse, and if it is plain
-        safe: set[Hashable] = set()
+        safe: set[tuple[Hashable, ...]] = set()
         for overrides in batch:
-            for line in overrides:
-                if line not in parsed:  # jobs share most of their overrides: parse each once
-                    (override,) = parser.parse_overrides([line])
-                    parsed[line] = override, is_plain(override, repository.group_exists(override.key_or_group))
-            job = [parsed[line] for line in overrides]
-            if job_class(job) in safe:
+            key = loader.job_key(self.config, overrides)[0]
+            if key in safe:
                 continue
-            config = loader.load_sweep_config(master_config=self.config, sweep_overrides=list(overrides))
-            if all(untyped(config, o.key_or_group) for o, plain in job if plain):
-                safe.add(job_class(job))
+            loader.load_sweep_config(self.config, list(overrides))  # composes; kept if the class is safe
+            if loader.derivable(key):
+                safe.add(key)
+
+
+#: This process's first composed config of each class of jobs (None: a class whose jobs are
+#: composed in full), by :meth:`ClassComposingLoader.job_key`. Module-level so that a worker
+#: process (joblib, Ray) keeps it from one job to the next; the key starts with the sweep's
+#: own token, so no sweep uses another's configs (a process may run several).
+_TEMPLATES: dict[tuple[Hashable, ...], DictConfig | None] = {}
+
+
+class ClassComposingLoader:
+    """Hydra's config loader, except that ``load_sweep_config`` composes only the first job
+    of each class of jobs that differ in plain values, and derives the others from it (see
+    the module docstring). Everything else is the wrapped loader's."""
+
+    def __init__(self, inner: ConfigLoader) -> None:
+        self.inner = inner
+        self.token = uuid.uuid4().hex
+        self._parsed: dict[str, tuple[Override, bool]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "token", "_parsed"):  # not set yet (unpickling)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"inner": self.inner, "token": self.token, "_parsed": {}}  # a worker parses again
+
+    @property
+    def classifies(self) -> bool:
+        """Whether jobs can be classed: the wrapped loader has Hydra's config repository."""
+        return getattr(self.inner, "repository", None) is not None
+
+    def job_key(
+        self, master: DictConfig, overrides: Sequence[str]
+    ) -> tuple[tuple[Hashable, ...], list[tuple[Override, bool]]]:
+        """The class of a job (the sweep's token, config name, Hydra's own overrides,
+        :func:`job_class`) and its
+        parsed overrides, each with whether it is derivable: plain (:func:`is_plain`), not a
+        ``hydra.`` key, and no other override of the job sets its key, a key above it or below
+        it (:func:`alone`)."""
+        job = [self._parse(line) for line in overrides]
+        keys = [o.key_or_group for o, _ in job]
+        job = [(o, p and not o.is_hydra_override() and alone(o.key_or_group, keys)) for o, p in job]
+        hydra_overrides = tuple(OmegaConf.to_container(master.hydra.overrides.hydra))  # type: ignore[arg-type]
+        return (self.token, master.hydra.job.config_name, hydra_overrides, job_class(job)), job
+
+    def derivable(self, key: tuple[Hashable, ...]) -> bool:
+        """Whether jobs of class ``key`` are derived from a kept config."""
+        return _TEMPLATES.get(key) is not None
+
+    def _parse(self, line: str) -> tuple[Override, bool]:
+        if line not in self._parsed:
+            repository = self.inner.repository  # type: ignore[attr-defined]
+            (override,) = OverridesParser.create(config_loader=self.inner).parse_overrides([line])
+            self._parsed[line] = override, is_plain(override, repository.group_exists(override.key_or_group))
+        return self._parsed[line]
+
+    def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
+        """The job's config: composed by Hydra for the first job of its class, else derived."""
+        if not self.classifies:
+            return self.inner.load_sweep_config(master_config, sweep_overrides)
+        key, job = self.job_key(master_config, sweep_overrides)
+        if key in _TEMPLATES:
+            template = _TEMPLATES[key]
+            if template is not None:
+                return derive(template, job, master_config)
+            return self.inner.load_sweep_config(master_config, sweep_overrides)
+        config = self.inner.load_sweep_config(master_config, sweep_overrides)
+        safe = all(untyped(config, o.key_or_group) for o, plain in job if plain)
+        for other in [k for k in _TEMPLATES if k[0] != self.token]:  # an earlier sweep's: done
+            del _TEMPLATES[other]
+        _TEMPLATES[key] = copy.deepcopy(config) if safe else None
+        return config
+
+
+def derive(template: DictConfig, job: list[tuple[Override, bool]], master: DictConfig) -> DictConfig:
+    """The config Hydra composes for ``job``, from ``template``, the config of a job of the same
+    class: the job's plain values set as Hydra applies overrides, and the job's own
+    ``hydra.overrides.task`` and ``hydra.job.override_dirname``, as
+    ``ConfigLoaderImpl._load_configuration_impl`` and ``load_sweep_config`` make them."""
+    config = copy.deepcopy(template)
+    ConfigLoaderImpl._apply_overrides_to_config([o for o, plain in job if plain], config)
+    overrides = [o for o, _ in job if not o.is_hydra_override()]  # the job's own (hydra.*: the template's)
+    config.hydra.overrides.task = [o.input_line for o in overrides]
+    dirname = config.hydra.job.config.override_dirname
+    config.hydra.job.override_dirname = get_overrides_dirname(
+        overrides=overrides, kv_sep=dirname.kv_sep, item_sep=dirname.item_sep, exclude_keys=dirname.exclude_keys
+    )
+    OmegaConf.copy_cache(from_config=master, to_config=config)
+    return config
+
+
+def alone(key: str, keys: Sequence[str]) -> bool:
+    """Whether ``key`` is set once among ``keys`` and none of the others is above it or below
+    it (``limits`` and ``limits.memory_gib``): applied alone, its value is what Hydra gives."""
+    return sum(k == key for k in keys) == 1 and not any(
+        k != key and (k.startswith(f"{key}.") or key.startswith(f"{k}.")) for k in keys
+    )
 
 
 def is_plain(override: Override, is_group: bool) -> bool:

@@ -1,8 +1,11 @@
-"""Inputs a hostile user tries, each refused in one line within seconds, before any work:
-sizes that cannot fit, stores and artifact locations that cannot be used, values of the wrong
-type or out of range, configs Hydra cannot compose. Each case asserts the exit status 2,
-the one stderr line naming the key and the value, the wall time, and the store: no run
-left RUNNING (a refusal found after the run started leaves it FAILED with the same line).
+"""Inputs a hostile user tries, each refused in one line before any work: sizes that cannot
+fit, stores and artifact locations that cannot be used, values of the wrong type or out of
+range, configs Hydra cannot compose. Each case asserts the exit status 2, the one stderr line
+naming the key and the value, and the store: no run left RUNNING (a refusal found after the
+run started leaves it FAILED with the same line). How fast a refusal comes is a figure of the
+benchmark (``python -m dp2pub.bench overhead``, against Hydra's own start in the same run);
+here a refusal only has to come within :data:`REFUSED_WITHIN` times the machine's own start
+(tests.conftest.calibrate): never after the job's work, and not failed by a loaded machine.
 
 The unusual inputs that must *run* are at the end (huge and tiny budgets, DP2-Pub's largest
 clusters at a tiny budget).
@@ -17,21 +20,19 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from dp2pub.services import free_port
-from tests.conftest import cap_memory, run_cli, runs_in
+from tests.conftest import calibrate, cap_memory, run_cli, runs_in
 
 #: Runs the command line or real services end to end (``make test-fast`` skips it).
 pytestmark = pytest.mark.slow
 
-#: Seconds within which a refusal must come: the CLI's own start (Python, numpy, pandas,
-#: scikit-learn, Hydra, MLflow: about 3 s here, up to 3x that on a loaded 2-core machine)
-#: plus the check itself; no case may reach the work (minutes, or an out-of-memory death).
-REFUSED_WITHIN = 30.0
+#: A refusal comes within this many times a bare start of the command line and MLflow
+#: (tests.conftest.calibrate): about 3 s idle, so a minute; a job's work takes minutes.
+REFUSED_WITHIN = 20
 #: A fixed memory cap, so the refusals do not depend on the machine's memory.
 CAP = "limits.memory_gib=16"
 
@@ -96,13 +97,12 @@ TYPES_AND_RANGES = [
 
 
 def assert_refused(
-    done: subprocess.CompletedProcess, seconds: float, message: str, uri: str | None, experiment: str = "hostile"
+    done: subprocess.CompletedProcess, message: str, uri: str | None, experiment: str = "hostile"
 ) -> None:
     assert done.returncode == 2, done.stderr[-3000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dp2pub: error: "), done.stderr[-3000:]
     assert message in lines[0], lines[0]
-    assert seconds < REFUSED_WITHIN
     if uri is not None:
         runs = runs_in(uri, experiment)
         assert all(run.info.status == "FAILED" for run in runs)
@@ -111,7 +111,6 @@ def assert_refused(
 
 def refuse(overrides: list[str], tmp_path: Path, uri: str | None = None, env: dict | None = None):
     uri = uri or f"sqlite:///{tmp_path / 'mlflow.db'}"
-    start = time.monotonic()
     flags = [o for o in overrides if o.startswith("-")]  # the bad value comes last: it wins
     done = run_cli(
         [
@@ -124,23 +123,24 @@ def refuse(overrides: list[str], tmp_path: Path, uri: str | None = None, env: di
         cwd=tmp_path,
         env=env,
         capped=True,
+        timeout=REFUSED_WITHIN * calibrate(),
     )
-    return done, time.monotonic() - start
+    return done
 
 
 @pytest.mark.parametrize(
     "overrides,message", SIZES + TYPES_AND_RANGES, ids=[" ".join(o) for o, _ in SIZES + TYPES_AND_RANGES]
 )
-def test_a_bad_value_is_refused_in_one_line_within_seconds(overrides, message, tmp_path):
+def test_a_bad_value_is_refused_in_one_line(overrides, message, tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done, seconds = refuse(overrides, tmp_path, uri)
-    assert_refused(done, seconds, message, uri)
+    done = refuse(overrides, tmp_path, uri)
+    assert_refused(done, message, uri)
 
 
 def test_an_unreachable_tracking_server_is_refused_at_once(tmp_path):
     uri = f"http://127.0.0.1:{free_port()}"
-    done, seconds = refuse([], tmp_path, uri)
-    assert_refused(done, seconds, f"tracking store {uri} is unreachable (Connection refused)", None)
+    done = refuse([], tmp_path, uri)
+    assert_refused(done, f"tracking store {uri} is unreachable (Connection refused)", None)
 
 
 @pytest.mark.parametrize(
@@ -159,8 +159,8 @@ def test_a_store_that_cannot_be_used_is_refused_in_one_line(store, message, tmp_
     elif store == "TEXT":
         (tmp_path / "notes.db").write_text("not a database\n")
         store = f"sqlite:///{tmp_path / 'notes.db'}"
-    done, seconds = refuse([], tmp_path, store)
-    assert_refused(done, seconds, message, None)
+    done = refuse([], tmp_path, store)
+    assert_refused(done, message, None)
 
 
 @pytest.mark.parametrize(
@@ -176,14 +176,13 @@ def test_an_artifact_location_that_cannot_be_used_is_refused_before_the_job(loca
         (tmp_path / "a-file").write_text("")
         location = str(tmp_path / "a-file" / "artifacts")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done, seconds = refuse([f"tracking.artifact_location={location}"], tmp_path, uri)
-    assert_refused(done, seconds, message, uri)
+    done = refuse([f"tracking.artifact_location={location}"], tmp_path, uri)
+    assert_refused(done, message, uri)
     assert runs_in(uri, "hostile") == []  # refused before a run was created
 
 
 def test_an_empty_tracking_uri_in_the_environment_of_a_cluster_sweep_is_refused(tmp_path):
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "MLFLOW_TRACKING_URI": ""}
-    start = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "dp2pub", "-m", "cluster=ray", "epsilon=1,2", f"paths.outputs={tmp_path}"],
         cwd=tmp_path,
@@ -191,20 +190,17 @@ def test_an_empty_tracking_uri_in_the_environment_of_a_cluster_sweep_is_refused(
         capture_output=True,
         text=True,
         preexec_fn=cap_memory,
-        timeout=120,
+        timeout=REFUSED_WITHIN * calibrate(),
     )
-    assert_refused(done, time.monotonic() - start, "tracking.uri='' is invalid: expected a store URI", None)
+    assert_refused(done, "tracking.uri='' is invalid: expected a store URI", None)
 
 
 def test_too_few_records_to_split_are_refused_by_name(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "car.data").write_text("vhigh,vhigh,2,2,small,low,unacc\n")
-    done, seconds = refuse(
-        ["dataset=car", f"paths.data_dir={tmp_path / 'data'}", "dataset.verify_checksum=false"], tmp_path
-    )
+    done = refuse(["dataset=car", f"paths.data_dir={tmp_path / 'data'}", "dataset.verify_checksum=false"], tmp_path)
     assert_refused(
         done,
-        seconds,
         "metrics.test_size=0.3 is invalid: expected a fraction that leaves records to train and to test on (car has 1)",
         f"sqlite:///{tmp_path / 'mlflow.db'}",
     )
@@ -241,14 +237,14 @@ def test_what_cannot_be_written_or_read_is_refused_in_one_line(case, tmp_path):
         os.chmod(work / "car.data", 0)
         overrides, message = ["dataset=car", f"paths.data_dir={work}"], "car.data: cannot be read (Permission denied)"
     os.chmod(locked, 0o555)
-    start = time.monotonic()
     done = run_cli(
         [*overrides, f"tracking.uri={store}", "tracking.experiment=hostile", f"paths.outputs={work / 'out'}"],
         cwd=work,
         capped=True,
         prefix=tuple(without_root_override()),
+        timeout=REFUSED_WITHIN * calibrate(),
     )
-    assert_refused(done, time.monotonic() - start, message, None)
+    assert_refused(done, message, None)
 
 
 #: Unusual inputs that must run, not be refused: budgets far outside the usual range, and

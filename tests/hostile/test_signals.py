@@ -30,7 +30,7 @@ def wait_for_running(uri: str, experiment: str, proc: subprocess.Popen, timeout:
 
 
 @pytest.mark.parametrize("signum,status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum, status):
+def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum, status, calibration):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     proc = start_cli(
         [*SLOW, f"tracking.uri={uri}", "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"], tmp_path
@@ -39,7 +39,7 @@ def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum
     started = time.monotonic()
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 10 * calibration  # stops at once: not after its work (minutes)
     name = signal.Signals(signum).name
     assert proc.returncode == status
     assert stderr.strip().splitlines() == [f"dp2pub: stopped by {name}; a job that was running is marked KILLED"]

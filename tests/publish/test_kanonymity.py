@@ -229,7 +229,7 @@ def test_bad_input_is_named(toy_files):
 @pytest.mark.parametrize("mechanism", ["samarati", "mondrian"])
 def test_run_job_needs_no_epsilon_and_logs_none(mechanism, caplog):
     cfg = {
-        "epsilon": "not a number",
+        "epsilon": None,
         "seed": 0,
         "metrics": {"ways": [1, 2]},
         "dataset": {"name": "synthetic", "n": 500, "d": 4, "k_min": 2, "k_max": 4},
@@ -245,6 +245,10 @@ def test_run_job_needs_no_epsilon_and_logs_none(mechanism, caplog):
     assert run_job(cfg).guarantee == "k=5, l=2"
     for name in (*KANON_METRICS, "tvd_1way", "tvd_2way", "time_anonymize_s"):
         assert name in result.metrics
+    ignored = run_job({**cfg, "epsilon": 3.0})  # a valid epsilon is ignored
+    assert "epsilon_spent" not in ignored.metrics and ignored.guarantee == "k=5, l=2"
+    with pytest.raises(ConfigError, match="epsilon='not a number' is invalid"):  # given, it must be valid
+        run_job({**cfg, "epsilon": "not a number"})
 
 
 @pytest.mark.slow  # whole adult jobs
