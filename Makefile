@@ -42,8 +42,9 @@ lock:
 run: $(STAMP)
 	$(BIN)/dp2pub $(ARGS)
 
-# on every core (pytest-xdist); the tests that start PostgreSQL or Ray share one worker
-XDIST := -n auto --dist loadgroup
+# on every core (pytest-xdist); the tests that start PostgreSQL or Ray share one worker; the
+# 15 slowest tests are listed at the end
+XDIST := -n auto --dist loadgroup --durations=15
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)

@@ -12,26 +12,34 @@ from typing import Any
 import pytest
 from hydra import initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.config_loader import ConfigLoader
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, RunMode
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.dp2pub_sweeper.sweeper import ClassComposingLoader, ValidateOnceSweeper, is_plain, untyped
 from tests.conftest import CONF
+
+
+def multirun(arguments: list[str]) -> tuple[DictConfig, ConfigLoader, list[list[str]]]:
+    """Within an initialized Hydra: the master config of ``dp2pub -m ARGUMENTS``, Hydra's config
+    loader and the sweep's jobs (their overrides), as Hydra's basic sweeper expands them."""
+    hydra = GlobalHydra.instance().hydra
+    assert hydra is not None
+    master = hydra.compose_config("config", arguments, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+    loader = hydra.config_loader
+    parser = OverridesParser.create(config_loader=loader)
+    (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(list(master.hydra.overrides.task)), None)
+    return master, loader, batch
 
 
 def check(arguments: list[str], validate) -> tuple[str | None, int]:
     """The outcome of ``validate(sweeper, batch)`` for ``dp2pub -m ARGUMENTS`` (None or the
     error's type and message) and how many job configs it composed."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        assert hydra is not None
-        master = hydra.compose_config("config", arguments, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-        loader = hydra.config_loader
-        parser = OverridesParser.create(config_loader=loader)
-        (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(list(master.hydra.overrides.task)), None)
+        master, loader, batch = multirun(arguments)
         sweeper = ValidateOnceSweeper(max_batch_size=None)
         ours = validate is ValidateOnceSweeper.validate_batch_is_legal  # its loader, as its setup gives it
         used = ClassComposingLoader(loader) if ours else loader
@@ -128,12 +136,7 @@ def test_a_derived_job_config_is_the_config_hydra_composes(arguments):
     """Every job's config from the class-composing loader equals Hydra's own composition of
     that job, node for node (unresolved, as the job receives it) and resolved."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        assert hydra is not None
-        master = hydra.compose_config("config", arguments, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-        loader = hydra.config_loader
-        parser = OverridesParser.create(config_loader=loader)
-        (batch,) = BasicSweeper.split_arguments(parser.parse_overrides(list(master.hydra.overrides.task)), None)
+        master, loader, batch = multirun(arguments)
         wrapped = ClassComposingLoader(loader)
         derived = 0
         for overrides in batch:
@@ -154,10 +157,7 @@ def test_a_jobs_own_hydra_overrides_stay_out_of_its_task_overrides():
     """A sweep's job may carry ``hydra.*`` overrides (``hydra.sweeper.params`` can set them):
     the derived config puts them where Hydra does, not among the task's overrides."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        assert hydra is not None
-        master = hydra.compose_config("config", ["seed=0"], run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-        loader = hydra.config_loader
+        master, loader, _ = multirun(["seed=0"])
         wrapped = ClassComposingLoader(loader)
         for seed in range(3):
             overrides = [f"seed={seed}", "hydra.job.chdir=false"]

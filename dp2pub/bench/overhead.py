@@ -20,8 +20,9 @@ Cases (``--cases a,b,...``; all by default):
   target <= 3.
 - ``ldp_marginals``: an ``ldp_marginals`` job / a ``privbayes`` job on the same data, in this
   process; target <= 2.
-- ``store``: opening a new SQLite store / opening an existing one (inside fresh processes,
-  imports excluded); no target.
+- ``store``: opening a new SQLite store / opening an existing one, and a new store made by
+  MLflow's migrations / one copied from dp2pub's template (inside fresh processes, imports
+  excluded); no target.
 
 The results are printed as a table and written to ``outputs/bench/overhead.json``.
 """
@@ -112,9 +113,11 @@ with initialize_config_dir(config_dir=sys.argv[1], version_base="1.3"):
 print(json.dumps(seconds[1:]))
 """
 )
-#: Seconds of open_store alone, imports excluded.
+#: Seconds of open_store alone, imports excluded (MLflow's too: open_store imports it on first use).
 OPEN_STORE = """
 import sys, time
+import mlflow
+from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 from dp2pub.store import open_store
 start = time.perf_counter()
 open_store(sys.argv[1])
@@ -155,17 +158,18 @@ class Bench:
             self.python(OPEN_STORE, uri)
         return uri
 
-    def run(self, command: list[str], expect: int = 0) -> str:
-        """Run ``command`` as a user would; its stdout (RuntimeError on another exit code)."""
-        env = {**os.environ, "CI": "1", "MPLBACKEND": "Agg"}
+    def run(self, command: list[str], expect: int = 0, env: dict[str, str] | None = None) -> str:
+        """Run ``command`` as a user would (with ``env`` added to the environment); its stdout
+        (RuntimeError on another exit code)."""
+        env = {**os.environ, "CI": "1", "MPLBACKEND": "Agg", **(env or {})}
         env.pop("MLFLOW_TRACKING_URI", None)
         done = subprocess.run(command, cwd=self.folder, env=env, capture_output=True, text=True)
         if done.returncode != expect:
             raise RuntimeError(f"{' '.join(command)}: exit {done.returncode}, not {expect}: {done.stderr[-2000:]}")
         return done.stdout
 
-    def python(self, code: str, *args: str) -> str:
-        return self.run([sys.executable, "-c", code, *args])
+    def python(self, code: str, *args: str, env: dict[str, str] | None = None) -> str:
+        return self.run([sys.executable, "-c", code, *args], env=env)
 
     def timed(self, command: Callable[[int], list[str]], expect: int = 0) -> list[float]:
         """Wall seconds of ``--repeats`` runs of ``command(repeat)``."""
@@ -323,11 +327,23 @@ def ldp_marginals(bench: Bench) -> list[Result]:
 
 def store(bench: Bench) -> list[Result]:
     """``dp2pub.store.open_store`` on a new SQLite store (measured) and on an existing one
-    (reference), timed inside a fresh process each time (its imports excluded). No target."""
+    (reference), and on a new one made by MLflow's own migrations (``DP2PUB_STORE_TEMPLATE=0``)
+    over one copied from the template, each timed inside a fresh process (imports excluded).
+    No target."""
     existing = bench.store()
-    new = [float(bench.python(OPEN_STORE, f"sqlite:///{bench.folder}/new-{i}.db")) for i in range(bench.repeats)]
+
+    def opened(name: str, env: dict[str, str] | None = None) -> list[float]:
+        return [
+            float(bench.python(OPEN_STORE, f"sqlite:///{bench.folder}/{name}-{i}.db", env=env))
+            for i in range(bench.repeats)
+        ]
+
+    new, migrated = opened("new"), opened("migrated", {"DP2PUB_STORE_TEMPLATE": "0"})
     old = [float(bench.python(OPEN_STORE, existing)) for _ in range(bench.repeats)]
-    return [row("store new/existing", summary(new, 1), summary(old, 1), None)]
+    return [
+        row("store new/existing", summary(new, 1), summary(old, 1), None),
+        row("store migrated/copied", summary(migrated, 1), summary(new, 1), None),
+    ]
 
 
 CASES: dict[str, Callable[[Bench], list[Result]]] = {
