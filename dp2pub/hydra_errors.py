@@ -8,16 +8,51 @@ using the command line to name the override that caused it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
+from dp2pub.validation import ECHO_LIMIT, shorten
+
 #: Hydra's and OmegaConf's errors that :func:`one_line` rewrites.
 CONFIG_ERRORS = (HydraException, OmegaConfBaseException)
 
 _NOISE = ("See https://", "Set the environment variable", "object_type=", "full_key:")
+
+
+#: A run of characters without a blank too long for an error line (a long value that
+#: Hydra's or OmegaConf's message repeats): :func:`brief` shortens it.
+_LONG_WORD = re.compile(r"\S{" + str(2 * ECHO_LIMIT + 1) + ",}")
+
+
+def _shown(arg: str) -> str:
+    """An override as an error line echoes it: ``key=value`` with the value shortened."""
+    key, equals, value = arg.partition("=")
+    return f"{key}={shorten(value)}" if equals else shorten(arg)
+
+
+def brief(line: str) -> str:
+    """``line`` with every overlong word shortened (:func:`dp2pub.validation.shorten`)."""
+    return _LONG_WORD.sub(lambda word: shorten(word.group()), line)
+
+
+def quoting_hint(arg: str) -> str | None:
+    """The quoted form of an override whose value has non-ASCII characters, which Hydra's
+    override grammar takes only inside quotes (``tracking.experiment=café`` is refused,
+    ``tracking.experiment="café"`` is not); None for another override. A sweep's values
+    (``a,b``) are quoted one by one; the whole is wrapped in the shell's single quotes."""
+    key, equals, value = arg.partition("=")
+    if not equals or value.isascii() or not key.isascii() or not value:
+        return None
+    if '"' in value or "'" in value:
+        return None  # quoted already, or quotes that the suggested form cannot hold as they are
+    nested = any(bracket in value for bracket in "[]{}()")
+    parts = [value] if nested or "," not in value else value.split(",")
+    quoted = ",".join(part if part.isascii() else f'"{part}"' for part in parts)
+    return f"'{key}={quoted}'"
 
 
 def _lines(error: BaseException) -> list[str]:
@@ -46,15 +81,26 @@ def _argument(argv: Sequence[str], key: str) -> str | None:
 
 
 def one_line(error: BaseException, argv: Sequence[str] = ()) -> str:
-    """``error`` (from composing or resolving the config of command line ``argv``) as one line."""
+    """``error`` (from composing or resolving the config of command line ``argv``) as one
+    line; a long value it echoes is shortened (:func:`dp2pub.validation.shorten`)."""
+    return brief(_one_line(error, argv))
+
+
+def _one_line(error: BaseException, argv: Sequence[str]) -> str:
     cause = error.__cause__
     if isinstance(error, OverrideParseException):
         bad = _unparsable(argv)
+        hint = quoting_hint(bad) if bad else None
+        if bad and hint:
+            return (
+                f"{_shown(bad)} is invalid: expected a value in quotes, as Hydra's override grammar takes "
+                f"non-ASCII characters only in a quoted string: write {hint}"
+            )
         reason = "; ".join(_lines(error))
-        return f"{bad if bad else 'an override'} is invalid: expected key=value in Hydra's override grammar ({reason})"
+        return f"{_shown(bad) if bad else 'an override'} is invalid: expected key=value in Hydra's override grammar ({reason})"
     if isinstance(error, ConfigCompositionException) and isinstance(cause, OmegaConfBaseException):
         key = getattr(cause, "full_key", None) or ""
-        arg = _argument(argv, key) or key
+        arg = _shown(_argument(argv, key) or key)
         if "not in struct" in str(cause):
             return f"{arg} is invalid: expected a key of the config ({key!r} is not one; +{arg.lstrip('+')} adds a new key)"
         return f"{arg}: {'; '.join(_lines(cause))}"

@@ -13,6 +13,12 @@ SIGTERM during a job ends that job's run KILLED and exits; between jobs it exits
 no worker goes on with queued jobs of a sweep that is gone. A launcher that gets SIGTERM
 (:func:`terminate_sweep`) passes it on to its workers and waits for them to close their runs
 before it stops.
+
+Once the command's work is done, a signal no longer raises (:func:`note_signals_at_exit`):
+the interpreter's shutdown, where joblib joins its threads, would print the exception as an
+ignored traceback and exit 0. It is noted instead, the exit goes on (a sweep's parent run is
+ended by its own exit hook), and :func:`report_late_signal` ends the process with one line and
+128 + the signal.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import functools
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 
@@ -35,6 +42,8 @@ PR_SET_PDEATHSIG = 1
 GRACE = 30.0
 
 _job_running = False
+#: The signal that came after the command's work was done (see :func:`note_signals_at_exit`).
+_late_signal: int | None = None
 
 
 class Terminated(BaseException):
@@ -49,8 +58,12 @@ class Terminated(BaseException):
 def raise_terminated(signum: int, frame: object) -> None:
     """Signal handler: raise :class:`Terminated` where the program is. Once: a second
     SIGTERM while the first unwinds would interrupt the closing of the run."""
-    signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signum, _ignore)  # not SIG_IGN: a launcher waits for workers that do not ignore it
     raise Terminated(signum)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """A handler that does nothing (a process stopping already)."""
 
 
 def signal_number(error: BaseException) -> int:
@@ -140,10 +153,26 @@ def child_pids() -> list[int]:
     return children
 
 
+def ignores(pid: int, signum: int) -> bool:
+    """Whether the process ``pid`` ignores the signal ``signum`` (``SigIgn`` of Linux's
+    ``/proc/<pid>/status``; False where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def terminate_sweep(signum: int, frame: object) -> None:
     """A sweep launcher's SIGTERM handler: pass the signal on to the worker processes, give
-    them :data:`GRACE` seconds to close their runs, then stop the launcher."""
-    children = child_pids()
+    them :data:`GRACE` seconds to close their runs, then stop the launcher. Children that
+    ignore the signal are not waited for: joblib's and multiprocessing's resource trackers
+    ignore SIGTERM and SIGINT, and end when the launcher does (waiting for them kept every
+    stopped sweep for the whole grace period, 31 s)."""
+    children = [pid for pid in child_pids() if not ignores(pid, signum)]
     for pid in children:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
@@ -152,3 +181,36 @@ def terminate_sweep(signum: int, frame: object) -> None:
         time.sleep(0.1)
         children = [pid for pid in children if pid in child_pids()]
     raise_terminated(signum, frame)
+
+
+def note_signals_at_exit(stopped: int | None = None) -> None:
+    """From now on, SIGTERM and SIGINT are noted, not raised (see the module docstring); a
+    second one ends the process at once (an exit that hangs can still be interrupted). When
+    the command is already stopping on the signal ``stopped`` (its line printed), a later
+    signal ends it at once, with that signal's status and no further line."""
+    global _stopped
+    _stopped = stopped
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _note)
+
+
+_stopped: int | None = None
+
+
+def _note(signum: int, frame: object) -> None:
+    global _late_signal
+    if _stopped is not None:
+        os._exit(128 + _stopped)
+    if _late_signal is not None:
+        report_late_signal()
+    _late_signal = signum
+
+
+def report_late_signal() -> None:
+    """An exit hook, registered before dp2pub's others so that it runs after them: after a
+    signal noted by :func:`note_signals_at_exit`, print one line and end with 128 + its number."""
+    if _late_signal is not None:
+        name = signal.Signals(_late_signal).name
+        print(f"dp2pub: stopped by {name} while exiting, after its work was done", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(128 + _late_signal)

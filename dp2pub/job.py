@@ -27,7 +27,7 @@ from dp2pub.learn.utility import below_majority, classifier_metrics, task_metric
 from dp2pub.limits import check_job_size
 from dp2pub.mechanisms.accounting import epsilon_spent
 from dp2pub.metrics.evaluate import Evaluation, evaluate_marginals
-from dp2pub.publish.base import Outcome, Publisher
+from dp2pub.publish.base import Outcome, Publisher, allowance
 from dp2pub.registry import build_dataset, build_publisher, build_tally, draws_counts, planned_shape
 from dp2pub.seeding import phase_rng
 from dp2pub.settings import JobSettings
@@ -96,9 +96,10 @@ def run_job(cfg: Mapping) -> JobResult:
     log.info("%s: %d records x %d attributes (%.2f s)", data.name, data.n, data.d, timings["data"])
     described = f"{data.name} ({data.n} records x {data.d} attributes)"
     counts = counts_only(cfg, publisher)
-    check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits, described, counts)
+    memory = check_job_size(publisher, data.n, data.domain.sizes, settings.metrics, settings.limits, described, counts)
     train, test = split(data, publisher, settings)
-    outcome = publish(publisher, train, settings)
+    with allowance(memory):  # what the data decides (DP2-Pub's clusters) is claimed from what the limit leaves
+        outcome = publish(publisher, train, settings)
     check_budget(publisher, outcome, settings.epsilon)
     learned = measure_utility(outcome, train, test, settings)
     evaluation = measure_marginals(outcome, train, settings)
@@ -133,6 +134,7 @@ def load(cfg: Mapping, publisher: Publisher, settings: JobSettings) -> Dataset |
             settings.limits,
             f"dataset.n={n}, dataset.d={len(sizes)}, dataset.k_max={max(sizes)}",
             counts_only(cfg, publisher),
+            before_draw=True,
         )
     data_seed = dataset_cfg.get("seed")
     seed = settings.seed if data_seed is None else check_int(data_seed, "dataset.seed", 0)

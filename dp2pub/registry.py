@@ -205,8 +205,8 @@ def build_dataset(
 ) -> Dataset:
     """The dataset described by a ``dataset`` config entry: drawn with ``rng`` if random, read
     from ``data_dir`` (``paths.data_dir``; None: DP2PUB_DATA_DIR, else the packaged copies, see
-    :func:`dp2pub.data.files.open_data_files`) if real, downloads going to ``cache_dir``
-    (``paths.cache_dir``). Each builder gets only the ones among ``rng``, ``data_dir``,
+    :func:`dp2pub.data.files.open_data_files`) if real, downloads (``dataset.download=true``,
+    which then reads no data directory) going to ``cache_dir`` (``paths.cache_dir``). Each builder gets only the ones among ``rng``, ``data_dir``,
     ``cache_dir`` that it takes."""
     resolved = resolve("dataset", cfg)
     extra = {"rng": rng, "data_dir": data_dir, "cache_dir": cache_dir}

@@ -46,6 +46,12 @@ TOP_LEVEL = (
 )
 
 
+#: The longest experiment name MLflow accepts (``mlflow.utils.validation``'s
+#: ``MAX_EXPERIMENT_NAME_LENGTH``, not imported: the command line checks its keys before it
+#: imports MLflow; tests/hostile/test_hydra_faults.py checks that the two agree).
+MAX_EXPERIMENT_NAME_LENGTH = 500
+
+
 def _unknown(section: str, cfg: Mapping, known: tuple[str, ...]) -> None:
     extra = sorted(set(cfg) - set(known))
     if extra:
@@ -70,7 +76,7 @@ def _keys(cls: type) -> tuple[str, ...]:
 class MetricSettings:
     """``metrics.*``: which marginals are compared, which classifiers are trained.
 
-    ``ways``: the k of the ``tvd_<k>way`` metrics (1 is always reported); ``max_subsets``:
+    ``ways``: the k of the ``tvd_<k>way`` metrics, at least one (1 is always reported); ``max_subsets``:
     at most this many k-subsets of attributes per k (a seeded sample), None = all;
     ``models``: classifiers of ``accuracy_<model>`` (see :mod:`dp2pub.learn.models`);
     ``test_size``: the held-out fraction, in (0, 1), checked whether or not a split happens;
@@ -89,6 +95,10 @@ class MetricSettings:
     def parse(cls, cfg: Mapping) -> MetricSettings:
         _unknown("metrics", cfg, _keys(cls))
         ways = check_list(cfg.get("ways", cls.ways), "metrics.ways", "a list of integers >= 1, e.g. [1, 2]")
+        if not ways:  # not read as [1]: the 1-way TVD is always reported, but an empty list is a slip
+            raise ConfigError(
+                "metrics.ways", ways, "a list of at least one way between 1 and the number of attributes, e.g. [1, 2]"
+            )
         models = check_list(
             cfg.get("models", cls.models),
             "metrics.models",
@@ -162,12 +172,22 @@ class TrackingSettings:
             uri=None
             if uri is None
             else check_text(uri, "tracking.uri", "a store URI (sqlite:///..., http://...) or null"),
-            experiment=check_text(cfg.get("experiment", cls.experiment), "tracking.experiment", "a non-empty name"),
+            experiment=_experiment(cfg.get("experiment", cls.experiment)),
             artifact_location=None
             if location is None
             else check_text(location, "tracking.artifact_location", "a directory or URI, or null"),
             skip_finished=check_bool(cfg.get("skip_finished", cls.skip_finished), "tracking.skip_finished"),
         )
+
+
+def _experiment(value: object) -> str:
+    """``tracking.experiment``: a name MLflow accepts (not empty, at most
+    :data:`MAX_EXPERIMENT_NAME_LENGTH` characters)."""
+    allowed = f"a non-empty name of at most {MAX_EXPERIMENT_NAME_LENGTH} characters (MLflow's limit)"
+    name = check_text(value, "tracking.experiment", allowed)
+    if len(name) > MAX_EXPERIMENT_NAME_LENGTH:
+        raise ConfigError("tracking.experiment", name, allowed)
+    return name
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Opening an MLflow tracking store without racing another dp2pub process.
+"""Opening an MLflow tracking store without racing another process, on a machine that fails.
 
 MLflow creates the schema of a new SQLite store the first time a process opens it
 (``SqlAlchemyStore.__init__`` -> ``_initialize_tables``: create the tables, then run every
@@ -6,18 +6,17 @@ Alembic migration), and nothing stops two processes from doing that at once: the
 migrations collide (``table _alembic_tmp_... already exists``, ``duplicate column name``),
 one of them fails, and the store can be left half-migrated for good. :func:`open_store`
 therefore opens a SQLite store while holding an exclusive ``flock`` on a lock file beside the
-database (``<db>.dp2pub-lock``): the first process creates the schema, the others wait and
-then find it complete. Before MLflow touches an existing database, it is checked for the
-marks of an interrupted migration (leftover ``_alembic_tmp_*`` tables, tables without an
-Alembic version); such a store, and one MLflow refuses (an older schema), is reported in one
-line with the repair command instead of a traceback.
+database (``<db>.dp2pub-lock``), and MLflow's own lock of a database's initialization
+(:func:`mlflow_init_lock`): of dp2pub's processes, the first creates the schema, the others
+wait and then find it complete. A new store is filled from a migrated template in one SQLite
+transaction (:mod:`dp2pub.store_template`), which MLflow clients that take no lock respect too.
 
-A new SQLite store is not migrated but copied (:func:`create_from_template`): MLflow's schema
-creation runs every Alembic migration, 4-9 s here, once per user and MLflow version into a
-template in the cache directory (:func:`cache_dir`), which each new store then copies in
-milliseconds; MLflow itself adds the one row that depends on where and when the store is
-created (see :func:`make_template`). ``DP2PUB_STORE_TEMPLATE=0`` turns this off, and any
-failure of the template falls back to MLflow's own migration.
+An existing database is looked at before MLflow touches it (:func:`dp2pub.migration.settle`):
+one that another process is migrating (an ``mlflow ui`` or notebook beside a sweep) is waited
+for; one whose migration was interrupted, one MLflow refuses (an older schema), a damaged
+file (``database disk image is malformed``) and a disk too full for a new store are reported
+in one line with the path and the remedy instead of a traceback, and nothing is written to
+them. A repair that drops tables is recommended only when no other process holds the store.
 
 Stores other than ``sqlite:///`` (a tracking server, PostgreSQL) are opened as they are: a
 server migrates its own database.
@@ -39,21 +38,24 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
-import shutil
+import shlex
 import sqlite3
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from dp2pub.data.files import default_cache_dir
+from dp2pub.faults import DAMAGE, SQLITE_NOTADB, damage, disk_full, free_bytes
+from dp2pub.migration import Migrating, Schema, read_schema, settle
+from dp2pub.store_template import LOCK_SUFFIX, NoSpace, create_from_template, held, schema_head
+from dp2pub.units import human
 
 if TYPE_CHECKING:
     import mlflow
@@ -64,7 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LOCK_SUFFIX = ".dp2pub-lock"
 #: Seconds a tracking server or a remote artifact store has to answer the first request.
 TIMEOUT = 10.0
 #: URI schemes of MLflow's tracking stores ("" and file: a local folder store).
@@ -80,13 +81,6 @@ HTTP_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3", "MLFLOW_HTTP_REQUEST_BAC
 #: (MLflow 3 sends them by default; a privacy tool does not phone home unasked:
 #: MLFLOW_DISABLE_TELEMETRY=false turns them on).
 MLFLOW_DEFAULTS = {**HTTP_RETRIES, "MLFLOW_DISABLE_TELEMETRY": "true"}
-
-#: The directory of dp2pub's per-user cache when set (else ``$XDG_CACHE_HOME/dp2pub``).
-CACHE_ENV = "DP2PUB_CACHE_DIR"
-#: ``DP2PUB_STORE_TEMPLATE=0`` (or false, no, off): new SQLite stores are migrated by MLflow.
-TEMPLATE_ENV = "DP2PUB_STORE_TEMPLATE"
-#: Bumped when the way a template is made changes (part of its file name).
-TEMPLATE_FORMAT = 1
 
 
 class StoreError(ValueError):
@@ -115,38 +109,28 @@ def store_lock(uri: str) -> Iterator[None]:
             f"tracking store {uri}: cannot create the lock file {lock} "
             f"({error.strerror or error}); use a writable directory"
         ) from None
-    with handle, _held(handle):
+    with handle, held(handle):
         yield
 
 
 @contextlib.contextmanager
-def _held(handle: IO[str]) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on the open file ``handle``."""
-    fcntl.flock(handle, fcntl.LOCK_EX)
+def mlflow_init_lock(uri: str) -> Iterator[None]:
+    """Hold the lock MLflow takes to initialize a database's tables in its job and workspace
+    stores (``_safe_initialize_tables``, mlflow/store/db/utils.py:93-107, MLflow 3.17:
+    ``flock`` of ``<tempdir>/db_init_lock-<md5 of the URI>``), so that an MLflow server
+    beside dp2pub does not initialize the store while dp2pub creates or checks it. Its
+    tracking store takes no lock; :func:`dp2pub.migration.settle` watches for that. Held
+    only while dp2pub looks at or fills the database, never while MLflow's own store is built
+    (its workspace store takes this lock through another file handle: ``flock`` would wait
+    on itself)."""
+    digest = hashlib.md5(uri.encode(), usedforsecurity=False).hexdigest()
     try:
+        handle = open(Path(tempfile.gettempdir()) / f"db_init_lock-{digest}", "a+")  # noqa: SIM115
+    except OSError:  # another user's lock file: MLflow of that user cannot open it either
         yield
-    finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def interrupted_migration(path: Path) -> tuple[str, list[str]] | None:
-    """What marks the SQLite database ``path`` as half-migrated and the leftover migration
-    tables, or None if nothing does (also for a missing or empty file, which MLflow
-    initializes)."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        leftovers = sorted(t for t in tables if t.startswith("_alembic_tmp_"))
-        if leftovers:
-            return f"leftover migration table(s) {', '.join(leftovers)}", leftovers
-        if "experiments" in tables:
-            if "alembic_version" not in tables:
-                return "tables without an alembic_version", []
-            versions = [row[0] for row in db.execute("SELECT version_num FROM alembic_version")]
-            if len(versions) != 1:
-                return f"{len(versions)} alembic versions", []
-    return None
+        return
+    with handle, held(handle):
+        yield
 
 
 def repair_hint(uri: str, path: Path | None, leftovers: Sequence[str] = ()) -> str:
@@ -157,8 +141,8 @@ def repair_hint(uri: str, path: Path | None, leftovers: Sequence[str] = ()) -> s
     drop = ""
     if leftovers and path is not None:
         statements = "; ".join(f"DROP TABLE {t}" for t in leftovers)
-        drop = f"run: sqlite3 {path} '{statements}', then "
-    return f"to repair it {backup}{drop}run: mlflow db upgrade {uri}"
+        drop = f"run: sqlite3 {shlex.quote(str(path))} '{statements}', then "
+    return f"to repair it {backup}{drop}run: mlflow db upgrade {shlex.quote(uri)}"
 
 
 def _reason(error: BaseException) -> str:
@@ -309,166 +293,13 @@ def check_artifact_root(location: str, timeout: float = TIMEOUT) -> None:
         raise StoreError(f"artifact location {location} cannot be used ({type(error).__name__}: {reason})") from None
 
 
-def templates_enabled() -> bool:
-    """Whether new SQLite stores are copied from a template (not ``DP2PUB_STORE_TEMPLATE=0``)."""
-    return os.environ.get(TEMPLATE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def cache_dir() -> Path:
-    """dp2pub's per-user cache directory: ``$DP2PUB_CACHE_DIR`` if set, else
-    ``$XDG_CACHE_HOME/dp2pub``, else ``~/.cache/dp2pub``."""
-    given = os.environ.get(CACHE_ENV, "").strip()
-    return Path(given).expanduser() if given else default_cache_dir()
-
-
-def schema_head() -> str:
-    """The Alembic head revision of this MLflow's tracking schema (read from its migration
-    scripts: about 40 ms, which MLflow spends again verifying the schema of any store)."""
-    from mlflow.store.db.utils import _get_latest_schema_revision
-
-    return str(_get_latest_schema_revision())
-
-
-def template_path(directory: Path, head: str) -> Path:
-    """The template in ``directory`` of this MLflow (version, schema ``head``) as written by
-    these SQLAlchemy, Alembic and SQLite (their DDL text may differ) and this dp2pub
-    (:data:`TEMPLATE_FORMAT`): ``store-template-mlflow-<version>-<head>-<digest>.db``."""
-    import alembic
-    import mlflow
-    import sqlalchemy
-
-    tools = f"{TEMPLATE_FORMAT} {sqlalchemy.__version__} {alembic.__version__} {sqlite3.sqlite_version}"
-    digest = hashlib.sha256(tools.encode()).hexdigest()[:8]
-    return directory / f"store-template-mlflow-{mlflow.__version__}-{head}-{digest}.db"
-
-
-def is_template(path: Path, head: str) -> bool:
-    """Whether ``path`` is a complete template: a database at Alembic revision ``head``
-    without leftover migration tables or experiments."""
-    if not path.is_file():
-        return False
-    try:
-        if interrupted_migration(path) is not None:
-            return False
-        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            versions = [row[0] for row in db.execute("SELECT version_num FROM alembic_version")]
-            experiments = db.execute("SELECT COUNT(*) FROM experiments").fetchone()[0]
-    except sqlite3.Error:
-        return False
-    return versions == [head] and experiments == 0
-
-
-def make_template(template: Path) -> None:
-    """Create ``template``: a new database in a temporary file beside it, given its schema by
-    MLflow's own store (``SqlAlchemyStore``: create the tables, run every Alembic migration),
-    without the default experiment; then moved into place (``os.replace``), so that no
-    reader sees a half-made template.
-
-    What MLflow 3.17 writes into a new SQLite database, read in its source
-    (``mlflow/store/tracking/sqlalchemy_store.py``, ``mlflow/store/db/utils.py``) and checked
-    by ``tests/test_store_template.py``: the schema and ``alembic_version`` (the same for
-    every new store of one MLflow), one ``workspaces`` row (a constant, written by migration
-    ``1b5f0d9ad7c1``), and the default experiment (id 0, "Default"), the only row that
-    depends on where and when: its ``artifact_location`` is the store's artifact root + ``/0``
-    (``_get_artifact_location``, sqlalchemy_store.py:609-610; the root is
-    ``resolve_uri_if_local(default_artifact_root)``, sqlalchemy_store.py:403, i.e.
-    ``./mlruns`` under the working directory of the process that creates the store, or in
-    ``mlflow server``'s workers ``$_MLFLOW_SERVER_ARTIFACT_ROOT``,
-    tracking/_tracking_service/utils.py:192-198) and its
-    ``creation_time``/``last_update_time`` are the time of creation (sqlalchemy_store.py:552-559).
-    Every construction of the store, not only the first, calls ``_initialize_store_state``
-    (sqlalchemy_store.py:441), which looks for experiment 0 and creates it when missing
-    (sqlalchemy_store.py:510-517; the workspace-aware store does the same,
-    sqlalchemy_workspace_store.py:187-189, 495-525). The template is therefore stored
-    without it, and the first open of a copy, by the process that asked for the new store,
-    creates it exactly as on a store MLflow created there itself. Migrations' time-dependent
-    column defaults apply only to rows they insert or update, of which a new database has none.
-    """
-    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
-    part = template.with_name(f"{template.name}.{uuid.uuid4().hex}.part")
-    artifacts = part.with_name(part.name + "-artifacts")  # MLflow 2 creates it; the template has no experiment
-    try:
-        store = SqlAlchemyStore(f"sqlite:///{part}", str(artifacts))
-        store.engine.dispose()
-        with contextlib.closing(sqlite3.connect(part)) as db, db:
-            db.execute("DELETE FROM experiments WHERE experiment_id = 0")
-        os.replace(part, template)
-    finally:
-        part.unlink(missing_ok=True)
-        shutil.rmtree(artifacts, ignore_errors=True)
-
-
-def ensure_template() -> Path:
-    """The template of this MLflow in :func:`cache_dir`, made first (under its own lock,
-    so that one process migrates and the others wait) if missing or incomplete.
-
-    Raises:
-        OSError, sqlite3.Error, MlflowException: the cache cannot hold a template.
-    """
-    directory = cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    head = schema_head()
-    template = template_path(directory, head)
-    if is_template(template, head):
-        return template
-    with open(template.with_name(template.name + LOCK_SUFFIX), "a+") as handle, _held(handle):
-        if not is_template(template, head):
-            make_template(template)
-    if not is_template(template, head):
-        raise OSError(f"the store template {template} is incomplete")
-    return template
-
-
-def new_database(path: Path) -> bool:
-    """Whether ``path`` names a database that MLflow would create: no file there (nor a
-    link), or an empty regular file; not SQLite's ``:memory:`` or ``file:`` names."""
-    if path.name == ":memory:" or str(path).startswith("file:") or path.is_symlink():
-        return False
-    if not path.exists():
-        return True
-    return path.is_file() and path.stat().st_size == 0
-
-
-def copy_template(template: Path, path: Path) -> None:
-    """Copy ``template`` to ``path`` through a temporary file beside it, flushed to disk and
-    moved into place (``os.replace``): a crash leaves no store or a whole one. An empty file
-    at ``path`` is replaced, its permissions kept."""
-    part = path.with_name(f"{path.name}.dp2pub-{uuid.uuid4().hex}.part")
-    try:
-        shutil.copyfile(template, part)
-        if path.exists():
-            shutil.copymode(path, part)
-        with open(part, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
-
-
-def create_from_template(uri: str, path: Path) -> bool:
-    """Create the new SQLite store ``uri`` at ``path`` as a copy of the template
-    (:func:`ensure_template`) instead of having MLflow migrate it; whether it did. Only for
-    a missing or empty file and a URI without options, unless ``DP2PUB_STORE_TEMPLATE=0``;
-    any failure (say, a cache that cannot be written) leaves the store to MLflow. Call it
-    under :func:`store_lock`."""
-    if not templates_enabled() or "?" in uri or not new_database(path):
-        return False
-    try:
-        copy_template(ensure_template(), path)
-    except Exception:  # any failure: MLflow migrates the store as it would without a template
-        log.debug("tracking store %s: no template, MLflow creates the schema", uri, exc_info=True)
-        return False
-    return True
-
-
 def open_store(uri: str) -> mlflow.MlflowClient:
     """A client of the store ``uri`` whose schema is complete and current, created (a new
-    SQLite store from the template, :func:`create_from_template`) or verified under
-    :func:`store_lock`, after :func:`check_uri`.
+    SQLite store from the template, :func:`dp2pub.store_template.create_from_template`) or
+    verified (:func:`prepare_sqlite`) under :func:`store_lock`, after :func:`check_uri`.
 
     Raises:
-        StoreError: in one line, naming the store, what is wrong and the repair command.
+        StoreError: in one line, naming the store, what is wrong and the remedy.
     """
     import mlflow
     from mlflow.exceptions import MlflowException
@@ -477,28 +308,175 @@ def open_store(uri: str) -> mlflow.MlflowClient:
     path = sqlite_path(uri)
     with store_lock(uri):
         if path is not None:
-            try:
-                damage = interrupted_migration(path)
-            except sqlite3.DatabaseError as error:
-                raise StoreError(f"tracking store {uri} is not an SQLite database ({error})") from None
-            if damage is not None:
-                raise StoreError(
-                    f"tracking store {uri} is half-migrated ({damage[0]}): an earlier schema "
-                    f"migration was interrupted; {repair_hint(uri, path, damage[1])}"
-                )
-            create_from_template(uri, path)
-        client = mlflow.MlflowClient(uri)
+            with mlflow_init_lock(uri):
+                prepare_sqlite(uri, path)
         try:
-            client.search_experiments(max_results=1)  # creates or verifies the schema
-        except MlflowException as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            if "out-of-date database schema" in first:
-                raise StoreError(
-                    f"tracking store {uri} has an older schema than this MLflow "
-                    f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}"
-                ) from None
-            reason = unreachable(uri)  # the server may have stopped since check_uri
-            if reason is not None:
-                raise _unreachable_store(uri, reason) from None
-            raise StoreError(f"tracking store {uri} cannot be used: {first}") from None
+            client = mlflow.MlflowClient(uri)  # MLflow 3 builds the store (and any schema) here
+            client.search_experiments(max_results=1)  # and verifies it here
+        except Exception as error:
+            fault = machine_fault(uri, error)
+            if fault is None and not isinstance(error, MlflowException):
+                raise
+            raise (fault or store_failure(uri, path, error)) from None
     return client
+
+
+def prepare_sqlite(uri: str, path: Path) -> None:
+    """Make the SQLite store at ``path`` ready for MLflow: fill a new one from the template;
+    wait while another process migrates an existing one (:func:`dp2pub.migration.settle`);
+    refuse, naming the remedy, one that is damaged, half-migrated, older or newer than this
+    MLflow, or still held by processes that may be migrating it (then without a repair that
+    drops tables). Nothing is written to a store that is refused.
+
+    Raises:
+        StoreError: in one line.
+    """
+    try:
+        schema = read_schema(path)
+        if schema is not None and schema.empty:
+            create_from_template(uri, path)  # or another client filled it first: settled below
+            if (schema := read_schema(path)) is not None and schema.empty:
+                return  # left to MLflow
+        schema, others = settle(path, schema_head)
+    except NoSpace as error:
+        raise StoreError(f"tracking store {uri}: no space for a new store ({error.strerror}); {FREE_SPACE}") from None
+    except Migrating as error:
+        raise StoreError(
+            f"tracking store {uri} is being migrated by another process ({error}); retry once it has finished"
+        ) from None
+    except ValueError as error:  # DP2PUB_MIGRATION_QUIET
+        raise StoreError(f"tracking store {uri} cannot be checked: {error}") from None
+    except sqlite3.DatabaseError as error:
+        raise (machine_fault(uri, error) or StoreError(f"tracking store {uri} cannot be read ({error})")) from None
+    if schema.empty or schema.current(schema_head()):
+        return
+    refuse_incomplete(uri, path, schema, others)
+
+
+def refuse_incomplete(uri: str, path: Path, schema: Schema, others: list[str] | None) -> None:
+    """Raise the one-line :class:`StoreError` of a store that is not current once nobody
+    changes it any more (``others``: the processes that hold it, None if unknown); return for
+    tables MLflow's own initialization completes."""
+    damage, versions = schema.damage(), schema.versions
+    if damage is None and len(versions) == 1 and not known_revision(versions[0]):
+        raise StoreError(
+            f"tracking store {uri} was migrated by a newer MLflow (revision {versions[0]}, unknown to this "
+            f"MLflow {mlflow_version()}); use that MLflow version, or a new store"
+        )
+    what = damage or (f"at revision {versions[0]}, not {schema_head()}" if len(versions) == 1 else None)
+    if what is None:
+        return
+    if others:
+        raise StoreError(
+            f"tracking store {uri} is incomplete ({what}) and held open by {', '.join(others)}, "
+            "which may be migrating it: let it finish or stop it, then retry"
+        )
+    unsure = "" if others == [] else "if no other process has it open, "
+    if not holds_runs(path):  # a store whose creation stopped: made anew, whatever step it stopped in
+        remedy = (
+            f"it holds no runs: move it aside (mv {shlex.quote(str(path))} {shlex.quote(str(path))}.broken) and retry"
+        )
+    else:
+        remedy = repair_hint(uri, path, schema.leftovers if damage is not None else ())
+    if damage is not None:
+        raise StoreError(
+            f"tracking store {uri} is half-migrated ({what}): an earlier schema migration was interrupted; "
+            f"{unsure}{remedy}"
+        )
+    raise StoreError(f"tracking store {uri} has an older schema than this MLflow ({what}); {unsure}{remedy}")
+
+
+def holds_runs(path: Path) -> bool:
+    """Whether the SQLite store ``path`` holds a run. (A migration killed inside one of its steps
+    leaves a store ``mlflow db upgrade`` cannot finish, 1 of 4 killed here; one without runs is
+    better made anew.)"""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            return db.execute("SELECT EXISTS (SELECT 1 FROM runs)").fetchone()[0] == 1
+    except sqlite3.Error:  # no runs table
+        return False
+
+
+def known_revision(revision: str) -> bool:
+    """Whether ``revision`` is one of this MLflow's Alembic revisions of the tracking schema."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+    from mlflow.store.db.utils import _get_alembic_config
+
+    try:
+        return ScriptDirectory.from_config(_get_alembic_config(db_url="")).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def mlflow_version() -> str:
+    """The installed MLflow's version."""
+    import mlflow
+
+    return str(mlflow.__version__)
+
+
+#: The remedy of a full disk.
+FREE_SPACE = "free space on that disk or set tracking.uri to a store on another one"
+
+
+def store_failure(uri: str, path: Path | None, error: BaseException) -> StoreError:
+    """The one-line :class:`StoreError` of an ``error`` raised while opening the store ``uri``
+    (database file ``path`` when SQLite): a full disk, a damaged or foreign file, an older
+    schema, a server gone, else the error's first line."""
+    fault = machine_fault(uri, error)
+    if fault is not None:
+        return fault
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else type(error).__name__
+    if "out-of-date database schema" in first:
+        return StoreError(
+            f"tracking store {uri} has an older schema than this MLflow "
+            f"({first.split('(', 1)[-1].split(')')[0]}); {repair_hint(uri, path)}"
+        )
+    reason = unreachable(uri)  # the server may have stopped since check_uri
+    if reason is not None:
+        return _unreachable_store(uri, reason)
+    return StoreError(f"tracking store {uri} cannot be used: {first}")
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """The exception types a store raises (MLflow's, SQLite's), which :func:`machine_fault`
+    may word; an OSError of another file (a sweep's folder on another disk) is not one."""
+    from mlflow.exceptions import MlflowException
+
+    return (MlflowException, sqlite3.Error)
+
+
+def machine_fault(uri: str, error: BaseException, run_id: str | None = None) -> StoreError | None:
+    """The one-line :class:`StoreError` of an ``error`` of the SQLite store ``uri`` that comes
+    from the machine: a full disk, a damaged or foreign file; else None. ``run_id``: the job's
+    run, which the store could not close either."""
+    path = sqlite_path(uri)
+    if path is None:
+        return None
+    if disk_full(error):
+        fault = StoreError(f"tracking store {uri}: the disk is full ({human(free_bytes(path))} free); {FREE_SPACE}")
+    elif (found := damage(error)) is not None:
+        fault = damaged_store(uri, path, found)
+    else:
+        return None
+    if run_id is not None:
+        return StoreError(
+            f"{fault}; the job's run {run_id} may stay RUNNING until a job or sweep started on this host "
+            "marks it KILLED"
+        )
+    return fault
+
+
+def damaged_store(uri: str, path: Path, found: str) -> StoreError:
+    """The one-line error of a SQLite file that is not a database or is damaged (``found``:
+    SQLite's words), with the recovery: SQLite's ``.recover`` into a new file."""
+    if found == DAMAGE[SQLITE_NOTADB]:
+        return StoreError(f"tracking store {uri} is not an SQLite database ({found}); set tracking.uri to a store")
+    recovered = path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
+    return StoreError(
+        f"tracking store {uri} is damaged ({found}); dp2pub stopped at the first damaged page it read. Recover "
+        f"what the store holds into a new store: sqlite3 {shlex.quote(str(path))} .recover | sqlite3 "
+        f"{shlex.quote(str(recovered))} and set tracking.uri=sqlite:///{recovered}; or start a new store"
+    )

@@ -215,13 +215,15 @@ class SweepParentCallback(Callback):
         except ConfigError as error:
             print(f"dp2pub: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
-        from dp2pub.store import StoreError
+        from dp2pub.store import StoreError, machine_fault, store_errors
 
         try:
             self._open(config)
         except Exception as error:
             with contextlib.suppress(Exception):  # the store may be what failed
                 self._end(failed=True, report=False)
+            if self.uri and isinstance(error, store_errors()):  # a full disk, a damaged store
+                error = machine_fault(self.uri, error) or error
             if isinstance(error, (ConfigError, StoreError)):
                 reason = str(error)
             elif isinstance(error, CONFIG_ERRORS):
@@ -236,10 +238,11 @@ class SweepParentCallback(Callback):
     def _open(self, config: DictConfig) -> None:
         import mlflow
 
-        from dp2pub.tracking import SWEEP_TAG, open_experiment, run_tags
+        from dp2pub.tracking import SWEEP_TAG, open_experiment, run_tags, tracking_uri
 
         hydra_cfg = config.hydra  # per-job keys (hydra.job.num) are unset here: resolve only what is needed
         job_cfg = plain_config(OmegaConf.masked_copy(config, [str(k) for k in config if k != "hydra"]))
+        self.uri = tracking_uri(job_cfg)  # for the error of a store that fails to open
         uri, experiment_id = open_experiment(job_cfg)
         self.client = mlflow.MlflowClient(uri)
         self.uri, self.experiment_id, self.experiment = uri, experiment_id, tracking_settings(job_cfg).experiment

@@ -34,14 +34,17 @@ from mlflow.entities import Experiment, RunStatus
 from mlflow.exceptions import MlflowException
 from mlflow.types import ColSpec, DataType, Schema
 
+from dp2pub.artifacts import log_folder
 from dp2pub.environment import environment_tags
+from dp2pub.faults import damage, disk_full, free_bytes
 from dp2pub.interrupts import Terminated, describe
 from dp2pub.job import DatasetInfo, JobResult
 from dp2pub.registry import builder_defaults, code_identity, input_files, named, provenance_tags, publisher_class
 from dp2pub.resume import HASH_TAG, KEY_TAG, config_hash, finished_run, holder, process_tags, reap_stale_runs
 from dp2pub.seeding import seed_entropy
 from dp2pub.settings import tracking_settings
-from dp2pub.store import check_artifact_root, lost_server, open_store, sqlite_path
+from dp2pub.store import StoreError, check_artifact_root, lost_server, machine_fault, open_store, sqlite_path
+from dp2pub.units import human
 from dp2pub.validation import ConfigError
 
 log = logging.getLogger(__name__)
@@ -170,9 +173,22 @@ def installation_tags() -> dict[str, str]:
 
 
 def quiet_store_logs() -> None:
-    """Silence the INFO lines MLflow's SQL store prints when it opens or migrates a database."""
+    """Silence the INFO lines MLflow's SQL store prints when it opens or migrates a database,
+    and the traceback it logs of a database error that dp2pub words itself in one line (a
+    full disk, a damaged file: :func:`dp2pub.store.machine_fault`)."""
     for noisy in ("alembic", "mlflow.store.db.utils"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    utils = logging.getLogger("mlflow.store.db.utils")
+    if not any(isinstance(f, _WordedFaults) for f in utils.filters):
+        utils.addFilter(_WordedFaults())
+
+
+class _WordedFaults(logging.Filter):
+    """Drops the log records of a full disk or a damaged database (worded by dp2pub)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or (not disk_full(error) and damage(error) is None)
 
 
 def experiment_name(cfg: Mapping) -> str:
@@ -184,7 +200,8 @@ def open_experiment(cfg: Mapping) -> tuple[str, str]:
     """The job's tracking URI and experiment id, creating the local store folder and the
     experiment if needed (on the default local store its artifacts go to
     ``<outputs>/mlartifacts``). The store and the experiment's artifact location are
-    checked first (:mod:`dp2pub.store`): one that cannot be used raises StoreError within
+    checked the first time a process opens them (:mod:`dp2pub.store`; a sweep's worker, for
+    its first job only, see :data:`_OPENED`): one that cannot be used raises StoreError within
     seconds, before any work."""
     quiet_store_logs()
     uri = tracking_uri(cfg)
@@ -257,6 +274,26 @@ def mark_model_training(client: mlflow.MlflowClient, experiment: Experiment) -> 
 
 
 def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> None:
+    """Write the run's artifacts into a temporary folder and log them (:func:`log_folder`).
+
+    Raises:
+        StoreError: a disk without room for them, in one line.
+    """
+    try:
+        _write_and_log(cfg, result, save_published)
+    except OSError as error:
+        if not disk_full(error):
+            raise
+        where = Path(tempfile.gettempdir())  # the job's temporary folder, gone by now
+        if error.filename and not Path(error.filename).is_relative_to(where):
+            where = Path(error.filename).parent
+        raise StoreError(
+            f"no space left writing the run's artifacts in {where} ({human(free_bytes(where))} free); "
+            "free space there or set TMPDIR to another disk"
+        ) from None
+
+
+def _write_and_log(cfg: Mapping, result: JobResult, save_published: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "config.yaml").write_text(yaml.safe_dump(dict(cfg), sort_keys=False))
@@ -267,7 +304,7 @@ def _log_artifacts(cfg: Mapping, result: JobResult, save_published: bool) -> Non
             (folder / f"{name}.json").write_text(json.dumps(value, indent=2))
         if save_published and result.published is not None:
             result.published.to_frame().to_csv(folder / "published.csv.gz", index=False)
-        mlflow.log_artifacts(str(folder))
+        log_folder(folder)
 
 
 def run_name(cfg: Mapping) -> str:
@@ -397,8 +434,27 @@ def run_tracked(
     (:mod:`dp2pub.resume`).
     """
     cfg = named(cfg)
+    uri = tracking_uri(cfg)
+    try:
+        uri, experiment_id = open_experiment(cfg)
+        return _run_in(uri, experiment_id, cfg, job, overrides, parent)
+    except MlflowException as error:  # a full disk, a damaged store: one line, not a traceback
+        fault = machine_fault(uri, error)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def _run_in(
+    uri: str,
+    experiment_id: str,
+    cfg: Mapping,
+    job: Callable[[Mapping], JobResult],
+    overrides: list[str] | None,
+    parent: Mapping | None,
+) -> tuple[str, JobResult | None]:
+    """:func:`run_tracked` in the opened experiment ``experiment_id`` of the store ``uri``."""
     skip = tracking_settings(cfg).skip_finished
-    uri, experiment_id = open_experiment(cfg)
     client = mlflow.MlflowClient(uri)
     reap_stale_runs(client, experiment_id)
     identity = config_hash(cfg, {"files": input_files(cfg), "code": code_identity(cfg)})
@@ -419,8 +475,9 @@ def run_tracked(
         active = mlflow.start_run(experiment_id=experiment_id, run_name=run_name(cfg), tags=tags)
         with active as run:
             return _log_job(cfg, job, client, run, identity)
-    except MlflowException:  # a server that died during the job: one line, not minutes of tracebacks
-        lost = lost_server(uri, None if active is None else active.info.run_id)
+    except MlflowException as error:  # a server that died, a disk that filled: one line, not tracebacks
+        run_id = None if active is None else active.info.run_id
+        lost = lost_server(uri, run_id) or machine_fault(uri, error, run_id)
         if lost is None:
             raise
         raise lost from None
@@ -449,7 +506,12 @@ def _log_job(
             mlflow.set_tag(NOTES_TAG, "\n".join(result.notes)[:5000])
         if result.dataset is not None:
             log_dataset(dataset_input(cfg, result.dataset))
-        _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
+        try:
+            _log_artifacts(cfg, result, bool(cfg.get("save_published", False)))
+        except StoreError as error:
+            with contextlib.suppress(Exception):  # a store on the full disk cannot take it either
+                mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
+            raise
     except (KeyboardInterrupt, Terminated) as error:  # stopped from outside: KILLED, not FAILED
         mlflow.set_tag("error", f"stopped by {describe(error)}")
         mlflow.end_run(RunStatus.to_string(RunStatus.KILLED))

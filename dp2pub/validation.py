@@ -20,9 +20,30 @@ INPUT_PATH = "dp2pub.input_path"
 #: ``path: InputPath`` or ``InputPath | None``; to everything else it is a ``str``.
 InputPath = Annotated[str, INPUT_PATH]
 
+#: The most characters of a value an error line echoes (:func:`echo`): a 50,000-character
+#: value is named by its start and its length, not printed whole.
+ECHO_LIMIT = 100
+
+
+def shorten(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text``, or its first ``limit`` characters and its length when it is longer
+    (``aaaa... (50000 characters)``): how error lines echo what a user typed."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def echo(value: Any) -> str:
+    """``value`` as an error line shows it: its ``repr`` (quotes say a string is one),
+    shortened by :func:`shorten` (a string's length is counted without its quotes)."""
+    shown = repr(value)
+    if len(shown) <= ECHO_LIMIT:
+        return shown
+    length = len(value) if isinstance(value, str) else len(shown)
+    return f"{shown[:ECHO_LIMIT]}... ({length} characters)"
+
 
 class ConfigError(ValueError):
-    """A parameter is outside its allowed range.
+    """A parameter is outside its allowed range. Its message echoes the value shortened to
+    :data:`ECHO_LIMIT` characters (:func:`echo`).
 
     Attributes:
         key: the parameter or config key (``epsilon``, ``dataset.k_min``).
@@ -32,7 +53,7 @@ class ConfigError(ValueError):
 
     def __init__(self, key: str, value: Any, allowed: str) -> None:
         self.key, self.value, self.allowed = key, value, allowed
-        super().__init__(f"{key}={value!r} is invalid: expected {allowed}")
+        super().__init__(f"{key}={echo(value)} is invalid: expected {allowed}")
 
     def under(self, prefix: str) -> ConfigError:
         """The same error, its key prefixed by a config path such as ``dataset``."""

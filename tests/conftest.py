@@ -48,7 +48,7 @@ def fresh_environment(monkeypatch):
 @pytest.fixture(scope="session", autouse=True)
 def cache_dir(tmp_path_factory) -> Iterator[Path]:
     """dp2pub's cache directory (the migrated template new SQLite stores are copied from, see
-    :func:`dp2pub.store.create_from_template`) in a folder of the session, for the tests and
+    :func:`dp2pub.store_template.create_from_template`) in a folder of the session, for the tests and
     the processes they start, not the user's ~/.cache/dp2pub: one migration per session. A
     DP2PUB_CACHE_DIR set by the developer or CI (a cache kept between runs) is kept."""
     given = os.environ.get("DP2PUB_CACHE_DIR", "").strip()

@@ -207,6 +207,13 @@ class Forgetful(ToyPublisher):
         return 0
 
 
+class Hoarder(ToyPublisher):
+    """Claims a hundred times the memory it needs: a refusal of jobs that fit."""
+
+    def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
+        return 100 * super().memory_bytes(n, sizes)
+
+
 @dataclass(frozen=True)
 class TransposedRelease(TableRelease):
     """Answers a joint marginal with its axes reversed."""
@@ -302,6 +309,12 @@ def test_the_toy_publisher_passes_every_check(check_name):
         (FixedSeed, "check_deterministic", {}, "gave identical releases"),
         (Undeclared, "check_budget", {}, "uses no budget but its ledger spent epsilon=1.0"),
         (Forgetful, "check_memory", {}, "more than memory_bytes = 0"),
+        (
+            Hoarder,
+            "check_memory",
+            {},
+            r"memory_bytes = [\d,]+ is \d+\.\d+ times the traced peak [\d,]+, more than 4 times",
+        ),
         (Unserializable, "check_release", {}, "artifacts are not JSON-serializable"),
         (Widened, "check_release", {}, r"published domain sizes \[\d, .*\], not the input's"),
         (Transposed, "check_release", {}, r"marginal\(\d, \d\) has shape \((\d), (\d)\), not \(\2, \1\)"),

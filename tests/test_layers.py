@@ -18,9 +18,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dp2pub"
 
 #: Bottom to top; a unit is a top-level module or subpackage of dp2pub.
 LAYERS: list[set[str]] = [
-    {"validation", "lazy"},
+    {"validation", "lazy", "units", "faults", "migration"},
     {"data", "seeding", "audit", "plugins"},
-    {"mechanisms"},
+    {"mechanisms", "store_template"},
     {"structure", "anonymity", "learn", "synthesis"},
     {"publish"},
     {"metrics"},
@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"limits"},
     {"job"},
     {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services", "testing"},
+    {"artifacts"},
     {"tracking"},
     {"sweep"},
     {"figures"},
@@ -49,8 +50,9 @@ DEFERRED: dict[str, set[str]] = {
     "dp2pub.mechanisms.rappor": {"scipy", "sklearn"},
     # MLflow (1-2 s) only when a multirun opens its parent run
     "dp2pub.sweep": {"mlflow"},
-    # MLflow's migration machinery only when a store is created or checked
-    "dp2pub.store": {"mlflow", "alembic", "sqlalchemy"},
+    # MLflow only when a store is opened, its migration machinery only when one is created
+    "dp2pub.store": {"mlflow", "alembic"},
+    "dp2pub.store_template": {"mlflow", "alembic", "sqlalchemy"},
     # optional reference libraries of the benchmarks (extra bench), and pytest for the suite
     "dp2pub.bench.references": {"pure_ldp", "multi_freq_ldpy", "xxhash"},
     "dp2pub.bench.structure": {"DataSynthesizer"},

@@ -179,6 +179,12 @@ def test_runs_of_dead_processes_on_this_host_are_marked_killed(tmp_path):
     assert "killed" in client.get_run(stale).data.tags["error"]
 
 
+def seed_of(run) -> str:
+    """The seed of a job's run: its param, or the tag it is created with (a run killed between
+    its creation and its params has none)."""
+    return run.data.params.get("seed", run.data.tags["seed_entropy"])
+
+
 def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     args = [
@@ -194,14 +200,9 @@ def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
     sweep = start_cli(args, tmp_path, stderr=subprocess.DEVNULL, start_new_session=True)
     try:  # kill the sweep while its second job is running
         deadline = time.monotonic() + 240
-        # the store is polled once the sweep has made it: a client that opened it first would
-        # create its schema beside the sweep (a stranger migrating the store, which dp2pub
-        # cannot tell from an interrupted migration yet)
-        while not (
-            (tmp_path / "mlflow.db").exists()
-            and children(uri, "fault")
-            and children(uri, "fault", statuses=("RUNNING",))
-        ):
+        # polled by a plain MLflow client from the start: it may create the store's schema
+        # beside the sweep, which waits for it (dp2pub.migration)
+        while not (children(uri, "fault") and children(uri, "fault", statuses=("RUNNING",))):
             assert sweep.poll() is None, "the sweep ended before it could be killed"
             assert time.monotonic() < deadline, "no job started within 240 s"
             time.sleep(0.2)
@@ -218,8 +219,8 @@ def test_a_killed_sweep_resumes_redoing_only_what_did_not_finish(tmp_path):
     client = MlflowClient(uri)
     assert all(client.get_run(r.info.run_id).info.status == "KILLED" for r in stale)
     runs = children(uri, "fault", statuses=("FINISHED", "FAILED", "RUNNING", "KILLED", "SCHEDULED"))
-    by_status = sorted((r.info.status, r.data.params["seed"]) for r in runs)
-    assert by_status == sorted([("KILLED", r.data.params["seed"]) for r in stale] + [("FINISHED", s) for s in "012"])
+    by_status = sorted((r.info.status, seed_of(r)) for r in runs)
+    assert by_status == sorted([("KILLED", seed_of(r)) for r in stale] + [("FINISHED", s) for s in "012"])
     assert {r.info.run_id for r in finished} <= {r.info.run_id for r in runs}  # kept, not redone
     parents = [
         r for r in client.search_runs([runs[0].info.experiment_id]) if r.data.tags.get("dp2pub.sweep") == "parent"

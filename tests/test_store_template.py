@@ -1,4 +1,4 @@
-"""New SQLite stores copied from a migrated template (:func:`dp2pub.store.create_from_template`)
+"""New SQLite stores copied from a migrated template (:func:`dp2pub.store_template.create_from_template`)
 are the stores MLflow would have created at their place: same schema, Alembic version and rows,
 the default experiment made by MLflow where and when the store is first opened."""
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import mlflow
 import pytest
 
-import dp2pub.store
-from dp2pub.store import CACHE_ENV, TEMPLATE_ENV, open_store, schema_head, template_path
+import dp2pub.store_template
+from dp2pub.store import StoreError, open_store
+from dp2pub.store_template import CACHE_ENV, TEMPLATE_ENV, schema_head, template_path
 
 #: Pragmas a new database gets from the process that creates it.
 PRAGMAS = ("user_version", "application_id", "page_size", "journal_mode", "auto_vacuum", "encoding")
@@ -34,7 +35,7 @@ def cache(tmp_path_factory) -> Iterator[Path]:
         patch.setenv(CACHE_ENV, str(folder))
         patch.chdir(elsewhere)
         patch.delenv(TEMPLATE_ENV, raising=False)
-        dp2pub.store.ensure_template()
+        dp2pub.store_template.ensure_template()
     yield folder
 
 
@@ -48,13 +49,15 @@ def copies(cache, tmp_path, monkeypatch) -> list[Path]:
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
     made: list[Path] = []
-    copy = dp2pub.store.copy_template
+    copy = dp2pub.store_template.copy_template
 
-    def recorded(template: Path, path: Path) -> None:
-        copy(template, path)
-        made.append(path)
+    def recorded(template: Path, path: Path) -> bool:
+        copied = copy(template, path)
+        if copied:
+            made.append(path)
+        return copied
 
-    monkeypatch.setattr(dp2pub.store, "copy_template", recorded)
+    monkeypatch.setattr(dp2pub.store_template, "copy_template", recorded)
     return made
 
 
@@ -192,8 +195,8 @@ def test_an_empty_file_is_filled_from_the_template_and_keeps_its_mode(copies, tm
 
 
 def test_memory_and_uri_options_are_left_to_mlflow(copies, tmp_path):
-    assert not dp2pub.store.create_from_template(f"{uri_of(tmp_path / 'x.db')}?timeout=5", tmp_path / "x.db")
-    assert not dp2pub.store.create_from_template("sqlite:///:memory:", Path(":memory:"))
+    assert not dp2pub.store_template.create_from_template(f"{uri_of(tmp_path / 'x.db')}?timeout=5", tmp_path / "x.db")
+    assert not dp2pub.store_template.create_from_template("sqlite:///:memory:", Path(":memory:"))
     assert copies == [] and not (tmp_path / "x.db").exists()
 
 
@@ -213,16 +216,46 @@ def test_a_cache_that_cannot_be_written_falls_back_to_mlflow(copies, tmp_path, m
     assert copies == []
 
 
-@pytest.mark.slow
-def test_a_copy_that_fails_halfway_leaves_no_part_and_mlflow_creates_the_store(copies, tmp_path, monkeypatch):
-    def half(source: Path, target: Path) -> None:
-        target.write_bytes(Path(source).read_bytes()[:4096])
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(dp2pub.store.shutil, "copyfile", half)
+def test_a_copy_that_fails_halfway_leaves_an_empty_store(copies, tmp_path, monkeypatch):
+    """The copy is one transaction: a failure after some tables rolls them all back."""
     path = tmp_path / "mlflow.db"
-    open_store(uri_of(path)).search_experiments()
-    assert copies == [] and sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db", "mlflow.db.dp2pub-lock", "work"]
+    execute = sqlite3.Connection.execute
+    calls = []
+
+    class Failing(sqlite3.Connection):
+        def execute(self, sql, *args):
+            calls.append(sql)
+            if len(calls) == 20:  # among the CREATE TABLEs
+                raise sqlite3.OperationalError("an error halfway")
+            return execute(self, sql, *args)
+
+    template, connect = dp2pub.store_template.ensure_template(), sqlite3.connect
+    with monkeypatch.context() as patch, pytest.raises(sqlite3.OperationalError, match="halfway"):
+        patch.setattr(sqlite3, "connect", lambda *args, **kwargs: connect(*args, **kwargs, factory=Failing))
+        dp2pub.store_template.copy_template(template, path)
+    assert any(sql.startswith("CREATE TABLE") for sql in calls[:19])
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db", "work"]
+
+
+def test_a_store_another_client_filled_first_is_not_copied_over(copies, tmp_path):
+    path = tmp_path / "mlflow.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE theirs (x INTEGER)")
+    assert not dp2pub.store_template.copy_template(dp2pub.store_template.ensure_template(), path)
+    with sqlite3.connect(path) as db:
+        assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["theirs"]
+
+
+def test_a_new_store_on_a_disk_without_room_is_refused_and_not_created(copies, tmp_path, monkeypatch):
+    free = type("Usage", (), {"free": 4096})
+    monkeypatch.setattr(dp2pub.store_template.shutil, "disk_usage", lambda _: free)
+    path = tmp_path / "mlflow.db"
+    with pytest.raises(StoreError) as refused:
+        open_store(uri_of(path))
+    assert f"tracking store {uri_of(path)}: no space for a new store ({tmp_path} has 4 KiB free" in str(refused.value)
+    assert "\n" not in str(refused.value) and not path.exists() and copies == []
 
 
 @pytest.mark.slow
@@ -235,6 +268,6 @@ def test_an_incomplete_template_is_made_again(tmp_path, monkeypatch):
         db.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
         db.execute("INSERT INTO alembic_version VALUES ('0000')")
     open_store(uri_of(tmp_path / "mlflow.db")).search_experiments()
-    assert dp2pub.store.is_template(template, schema_head())
+    assert dp2pub.store_template.is_template(template, schema_head())
     assert [p.name for p in template.parent.iterdir() if p.name.endswith(".part")] == []
     assert os.path.getsize(tmp_path / "mlflow.db") > 0

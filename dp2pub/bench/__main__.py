@@ -1,14 +1,15 @@
-"""``python -m dp2pub.bench [oracles|structure|memory|metrics|sweep|scaling|overhead] [options]``: run one benchmark, or all of them
+"""``python -m dp2pub.bench [oracles|structure|memory|estimates|metrics|sweep|scaling|overhead] [options]``: run one benchmark, or all of them
 (with their default options) when none is named."""
 
 import sys
 
-from dp2pub.bench import memory, metrics, oracles, overhead, scaling, structure, sweep
+from dp2pub.bench import estimates, memory, metrics, oracles, overhead, scaling, structure, sweep
 
 BENCHES = {
     "oracles": oracles.main,
     "structure": structure.main,
     "memory": memory.main,
+    "estimates": estimates.main,
     "metrics": metrics.main,
     "sweep": sweep.main,
     "scaling": scaling.main,

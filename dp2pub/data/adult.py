@@ -264,9 +264,10 @@ def load_adult(
         cache_dir: where ``download`` puts the files (``<cache_dir>/uci``).
         verify_checksum: refuse files whose SHA-256 differ from the UCI originals (the
             packaged copies are always checked).
-        download: without ``data_dir``, fetch the files from ``url_base`` into the cache
-            instead of using the packaged copies.
-        url_base: the archive folder to download from.
+        download: fetch the files from ``url_base`` into ``<cache_dir>/uci`` (reused when
+            fetched from the same URL before) and read them, whatever ``data_dir`` or
+            DP2PUB_DATA_DIR say; a URL that cannot be read fails, naming it.
+        url_base: the archive folder to download from (http://, https://, ftp:// or file://).
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")

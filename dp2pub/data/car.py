@@ -58,8 +58,9 @@ def load_car(
         cache_dir: where ``download`` puts the file (``<cache_dir>/uci``).
         verify_checksum: refuse a file whose SHA-256 differs from the UCI original (the
             packaged copy is always checked).
-        download: without ``data_dir``, fetch ``car.data`` from ``url_base`` into the cache
-            instead of using the packaged copy.
-        url_base: the archive folder to download from.
+        download: fetch ``car.data`` from ``url_base`` into ``<cache_dir>/uci`` (reused
+            when fetched from the same URL before) and read it, whatever ``data_dir`` or
+            DP2PUB_DATA_DIR say; a URL that cannot be read fails, naming it.
+        url_base: the archive folder to download from (http://, https://, ftp:// or file://).
     """
     return CAR.load(data_dir, verify_checksum, download=download, url_base=url_base, cache_dir=cache_dir)

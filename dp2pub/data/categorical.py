@@ -73,9 +73,9 @@ class CategoricalTable:
         url_base: str | None = None,
         cache_dir: str | Path | None = None,
     ) -> Dataset:
-        """The table from ``data_dir`` (None: DP2PUB_DATA_DIR if set, else the copy packaged
-        with dp2pub), or downloaded from ``url_base`` into ``cache_dir`` with ``download``
-        (see :func:`dp2pub.data.files.open_data_files`).
+        """The table downloaded from ``url_base`` into ``<cache_dir>/uci`` with ``download``
+        (whatever ``data_dir`` says), else read from ``data_dir`` (None: DP2PUB_DATA_DIR if
+        set, else the copy packaged with dp2pub; see :func:`dp2pub.data.files.open_data_files`).
 
         Args:
             verify_checksum: refuse a user's file whose SHA-256 differs from the UCI
@@ -83,6 +83,7 @@ class CategoricalTable:
                 parse, so that a bad line is reported as such.
 
         Raises:
+            ConfigError: naming ``url_base`` if ``download`` is set and it is not a URL.
             DataNotFoundError: if ``data_dir`` lacks the file.
             DataFileError: naming the file (and line) of a bad row or a wrong checksum.
         """

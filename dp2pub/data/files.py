@@ -5,18 +5,23 @@ Every real dataset travels inside the package, gzip-compressed, under
 ``privbayes/nltcs.csv``, ...); ``NOTICE`` at the top of the repository names each file's
 source, citation and license. Where the bytes come from, in order:
 
-1. ``paths.data_dir`` in the config, else the environment variable ``DP2PUB_DATA_DIR``: a
+1. ``dataset.download=true`` (adult and car only): the files of ``dataset.url_base``,
+   fetched into ``<paths.cache_dir>/uci`` and kept only if their SHA-256 matches. The flag
+   means what it says whatever else is set: a data directory (``paths.data_dir`` or
+   ``DP2PUB_DATA_DIR``) is not read for the dataset, and a ``url_base`` that cannot be
+   reached fails the job in one line naming it. A file fetched before from the same URL
+   (recorded beside it, ``<name>.url``) is reused; another URL fetches again.
+2. ``paths.data_dir`` in the config, else the environment variable ``DP2PUB_DATA_DIR``: a
    directory holding the same files under the same relative paths, plain or ``.gz``
    (a user's own copy, or another version of the files: the checksum check says which file
    differs). Nothing else is searched when one is set.
-2. ``dataset.download=true`` (UCI files only): fetched from the UCI archive into
-   ``<cache_dir>/uci`` and kept only if its SHA-256 matches.
 3. Otherwise the packaged copy.
 
 Every file is checked against the SHA-256 of the original (of the uncompressed bytes, so the
 packaged copy, a user's plain copy and a download are checked alike). A user's copy may skip
 the check (``dataset.verify_checksum=false``); a packaged copy is always checked, and a
-damaged one is reported as a broken install. Nothing is ever written into a data directory.
+damaged one is reported as a broken install; a download is checked before it is kept.
+Nothing is ever written into a data directory.
 
 gzip rather than xz: every Python has zlib, while ``lzma`` is missing from Pythons built
 without liblzma; the whole packaged set is 1.6 MB with gzip -9 (1.2 MB with xz).
@@ -26,9 +31,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import os
 import shutil
 import urllib.error
+import urllib.parse
 import urllib.request
 import zlib
 from collections.abc import Sequence
@@ -36,6 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dp2pub.data.errors import DataFileError, DataNotFoundError
+from dp2pub.validation import ConfigError, check_text
+
+log = logging.getLogger(__name__)
 
 ENV_VAR = "DP2PUB_DATA_DIR"
 #: The packaged copies: ``<PACKAGED_DIR>/<name>.gz`` for every name of :data:`SHA256`.
@@ -73,6 +83,14 @@ SHA256: dict[str, str] = {
     "uci-nb/connect-4.data": "063152e6eadbb424c7ef4645df76e493a43812edd9c992400983da4fa54f8cba",
     "uci-nb/connect-4.names": "dc366b892f457153057eb51e9f10b1e76cca02a71e4198481d3abbc95293653f",
 }
+
+#: The URL schemes a download may use (``dataset.url_base``).
+URL_SCHEMES = ("http", "https", "ftp", "file")
+#: What a download's error adds: where the URL comes from, and the other sources.
+DOWNLOAD_REMEDY = (
+    "check dataset.url_base (the folder serving the files, e.g. the UCI archive's), or leave "
+    "dataset.download=false to read paths.data_dir / DP2PUB_DATA_DIR or the copy packaged with dp2pub"
+)
 
 #: Where the UCI archive serves each dataset's files (``dataset.download=true``).
 UCI_URL: dict[str, str] = {
@@ -178,30 +196,51 @@ def sha256_of(path: str | Path) -> str:
 def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> Path:
     """Download ``url`` to ``dest`` and keep it only if its SHA-256 is ``expected_sha256``.
 
-    The file is written to ``dest.part`` and renamed when verified, so an interrupted or
-    wrong download never leaves a file at ``dest``.
+    The file is written to a ``.part`` file of this process and renamed when verified, so an
+    interrupted or wrong download never leaves a file at ``dest``, and two jobs fetching the
+    same file do not write into each other's.
 
     Raises:
-        DataFileError: naming the URL, if the download fails or the checksum differs.
+        DataFileError: naming the URL, if the download fails or the checksum differs (each
+            time: check ``dataset.url_base``).
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
+    part = dest.with_name(f"{dest.name}.{os.getpid()}.part")
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response, open(part, "wb") as out:
             shutil.copyfileobj(response, out)
     except (urllib.error.URLError, OSError, ValueError) as error:
         part.unlink(missing_ok=True)
-        raise DataFileError(
-            url,
-            f"download failed ({error}); leave dataset.download=false to use the "
-            f"copy packaged with dp2pub, or set DP2PUB_DATA_DIR or paths.data_dir",
-        ) from None
+        raise DataFileError(url, f"download failed ({_reason(error)}); {DOWNLOAD_REMEDY}") from None
     actual = sha256_of(part)
     if actual != expected_sha256:
         part.unlink(missing_ok=True)
-        raise DataFileError(url, f"downloaded file has SHA-256 {actual}, expected {expected_sha256}; not saved")
+        raise DataFileError(
+            url, f"downloaded file has SHA-256 {actual}, expected {expected_sha256}; not saved; {DOWNLOAD_REMEDY}"
+        )
     os.replace(part, dest)
     return dest
+
+
+def _reason(error: Exception) -> str:
+    """Why a download failed, in a few words (``Connection refused``, ``HTTP Error 404: Not Found``)."""
+    if isinstance(error, urllib.error.HTTPError):
+        return f"HTTP Error {error.code}: {error.reason}"
+    if isinstance(error, urllib.error.URLError):
+        reason = error.reason
+        return getattr(reason, "strerror", None) or str(reason)
+    return getattr(error, "strerror", None) or str(error) or type(error).__name__
+
+
+def check_url_base(url_base: object) -> str:
+    """``url_base`` if it is the URL of a folder that a download can read (a scheme of
+    :data:`URL_SCHEMES` and a place), else ConfigError naming ``url_base``."""
+    allowed = "the URL of the folder serving the files (" + ", ".join(f"{s}://" for s in URL_SCHEMES) + ")"
+    text = check_text(url_base, "url_base", allowed)
+    parts = urllib.parse.urlsplit(text.strip())
+    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path.strip("/")):
+        raise ConfigError("url_base", url_base, allowed)
+    return text.strip()
 
 
 def _from_directory(names: Sequence[str], folder: Path) -> dict[str, DataFile]:
@@ -223,12 +262,19 @@ def _from_directory(names: Sequence[str], folder: Path) -> dict[str, DataFile]:
 
 
 def _download(names: Sequence[str], url_base: str, cache_dir: str | Path | None) -> dict[str, DataFile]:
-    """The files ``names`` from ``<cache_dir>/uci``, fetched from ``url_base`` if missing."""
+    """The files ``names`` fetched from ``url_base`` into ``<cache_dir>/uci``; a file that
+    was fetched from the same URL before (the URL is recorded in ``<name>.url`` beside it)
+    is reused, any other is fetched again."""
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = cache.expanduser().resolve() / "uci"
     for name in names:
-        if not (target / name).is_file():
-            fetch(url_base.rstrip("/") + "/" + name, target / name, SHA256[name])
+        url, dest = url_base.rstrip("/") + "/" + name, target / name
+        record = dest.with_name(f"{dest.name}.url")
+        if dest.is_file() and record.is_file() and record.read_text().strip() == url:
+            continue
+        log.info("downloading %s into %s", url, dest)
+        fetch(url, dest, SHA256[name])
+        record.write_text(url + "\n")
     return {name: DataFile.read(target / name, name) for name in names}
 
 
@@ -255,12 +301,15 @@ def open_data_files(
     url_base: str | None = None,
     cache_dir: str | Path | None = None,
 ) -> dict[str, DataFile]:
-    """The files ``names`` (keys of :data:`SHA256`), all from one place: the user's data
-    directory if one is set (:func:`user_data_dir`), else a download with ``download``, else
-    the packaged copies. Only packaged copies are verified here; the caller checks the others
-    after parsing them (:meth:`DataFile.check`), so that a bad line is reported as such.
+    """The files ``names`` (keys of :data:`SHA256`), all from one place: a download from
+    ``url_base`` into ``<cache_dir>/uci`` with ``download`` (a data directory is then not
+    read), else the user's data directory if one is set (:func:`user_data_dir`), else the
+    packaged copies. Only packaged copies and downloads are verified here; the caller checks
+    a user's copy after parsing it (:meth:`DataFile.check`), so that a bad line is reported
+    as such.
 
     Raises:
+        ConfigError: naming ``url_base`` if ``download`` is set and it is not a URL.
         DataNotFoundError: naming the user's directory and the files it lacks.
         DataFileError: if a file cannot be read, a download fails, or the install is damaged.
     """
@@ -268,10 +317,11 @@ def open_data_files(
     if unknown:
         raise KeyError(f"not a known data file: {unknown[0]!r}")
     folder = user_data_dir(data_dir)
+    if download:
+        url_base = check_url_base(url_base)
+        if folder is not None:
+            log.info("download=true: fetching from %s, not reading the data directory %s", url_base, folder)
+        return _download(names, url_base, cache_dir)
     if folder is not None:
         return _from_directory(names, folder)
-    if download:
-        if url_base is None:
-            raise ValueError("download=True needs url_base")
-        return _download(names, url_base, cache_dir)
     return {name: packaged(name) for name in names}

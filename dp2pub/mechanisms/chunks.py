@@ -17,6 +17,11 @@ def chunks(n: int, width: int) -> Iterator[slice]:
         yield slice(start, min(n, start + step))
 
 
+def chunk_rows(n: int, width: int) -> int:
+    """Users of the largest slice :func:`chunks` yields: what a chunked loop holds at once."""
+    return min(int(n), max(1, CHUNK_CELLS // max(1, width)))
+
+
 def rowwise_outer(matrices: list[np.ndarray]) -> np.ndarray:
     """Row-by-row outer product of (m, k_j) matrices, flattened: shape (m, prod k_j)."""
     product = matrices[0]

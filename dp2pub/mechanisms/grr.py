@@ -93,6 +93,29 @@ class GRR(FrequencyOracle):
         """The k x k channel ``Q = (p - q) I + q 1 1^T``."""
         return np.full((self.k, self.k), self.q) + np.eye(self.k) * (self.p - self.q)
 
+    @classmethod
+    def report_bytes(cls, n: int, k: int, **options: object) -> int:
+        """The reports: one code a user, of the values' dtype (``itemsize`` bytes if given,
+        else the smallest dtype of ``k`` values)."""
+        itemsize = options.get("itemsize")
+        return int(n) * (itemsize if isinstance(itemsize, int) else np.min_scalar_type(max(k - 1, 0)).itemsize)
+
+    @classmethod
+    def count_bytes(cls, n: int, k: int, **options: object) -> int:
+        """The report histogram (one ``bincount``, int64)."""
+        return 8 * k
+
+    @classmethod
+    def memory_bytes(cls, n: int, k: int, **options: object) -> int:
+        """The reports (:meth:`report_bytes`) and :meth:`perturb`'s work arrays, allocated
+        whatever n: :data:`BLOCK` work words (uint64) and two flags (10 bytes each), the random
+        words of one block (uint64, for at most BLOCK users), and the larger of the next
+        block's words, drawn while the last ones are held, and the cast buffer of the ufunc that
+        skips the own value (numpy's buffer size of int64 entries)."""
+        n = int(n)
+        overlap = max(8 * min(max(n - BLOCK, 0), BLOCK), 8 * np.getbufsize())
+        return cls.report_bytes(n, k, **options) + 10 * BLOCK + 8 * min(n, BLOCK) + overlap
+
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Perturb a whole column of values at once; returns reports of the same dtype.
 

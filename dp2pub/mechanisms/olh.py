@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from dp2pub.mechanisms.chunks import chunk_rows
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracle import FrequencyOracle
 
@@ -58,9 +59,25 @@ class OLH(FrequencyOracle):
         return ((a * values + b) % PRIME) % self.g
 
     @classmethod
+    def report_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Reports ``(a, b, y)``, int64: 24 bytes a user."""
+        return 24 * int(n)
+
+    @classmethod
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
-        """Reports ``(a, b, y)`` as int64 and the hashing temporaries: about 64 bytes a user."""
-        return 64 * n
+        """At its peak, stacking the reports: the values, a, b and y as int64 and their stacked
+        copy (56 bytes a user); before, while hashing and perturbing the buckets, the values, a,
+        b, two temporaries of the hash and y, with GRR's work arrays (:meth:`GRR.memory_bytes`
+        less the reports)."""
+        grr_work = GRR.memory_bytes(n, 2, itemsize=8) - GRR.report_bytes(n, 2, itemsize=8)
+        return max(56 * int(n), 40 * int(n) + grr_work)
+
+    @classmethod
+    def count_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Each report's support over the k values (:meth:`support`), users in chunks
+        (:func:`~dp2pub.mechanisms.chunks.chunk_rows`): the hash's int64 temporaries (at most
+        three at once), the comparison and its uint8 copy, 32 bytes a user and value."""
+        return 32 * chunk_rows(n, k) * k + 8 * k
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Reports ``(a, b, y)``: a fresh hash per user, then GRR over the g buckets."""

@@ -18,7 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from dp2pub.data.tally import describe
-from dp2pub.mechanisms.chunks import chunks
+from dp2pub.mechanisms.chunks import chunk_rows, chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.ibu import IBUTrace, ibu, ibu_histogram
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_int
@@ -47,10 +47,24 @@ class FrequencyOracle(ABC):
 
     @classmethod
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
-        """Upper bound of the memory that perturbing ``n`` values of a ``k``-value attribute
-        takes, reports included, from the parameters alone (before the oracle is built):
-        here at most one int64 report and one 64-bit random word per user."""
+        """Upper bound of the memory that building the oracle and perturbing ``n`` values of
+        a ``k``-value attribute takes at its peak, reports included, from the parameters alone
+        (before the oracle is built): here at most one int64 report and one 64-bit random word
+        per user."""
         return 16 * n
+
+    @classmethod
+    def report_bytes(cls, n: int, k: int, **options: object) -> int:
+        """The part of :meth:`memory_bytes` still held once the values are perturbed: the
+        reports of ``n`` users and what the oracle keeps (here one int64 report a user)."""
+        return 8 * n
+
+    @classmethod
+    def count_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Upper bound of what counting ``n`` reports takes (:meth:`report_counts`, which
+        every estimator but IBU reads): here each report's support over the k values, unpacked
+        (int64) and summed, users in chunks (:func:`~dp2pub.mechanisms.chunks.chunk_rows`)."""
+        return 16 * chunk_rows(n, k) * k + 8 * k
 
     def check_informative(self) -> None:
         """Refuse a budget so small that the realized channel is uniform (``p* <= q*`` in

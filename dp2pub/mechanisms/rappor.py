@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dp2pub.mechanisms import bits
-from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
+from dp2pub.mechanisms.chunks import chunk_rows, chunks
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.ibu import IBUTrace
 from dp2pub.mechanisms.oracle import FrequencyOracle
@@ -167,13 +167,34 @@ class RAPPOR(FrequencyOracle):
 
     # ----- client
     @classmethod
+    def report_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Packed reports (``ceil(num_bits / 8)`` bytes a user) and what the oracle keeps: the
+        ``num_bits x k`` design (uint8) and its pseudo-inverse (float64), 9 bytes a cell."""
+        m = _num_bits(options)
+        return int(n) * ((m + 7) // 8) + 9 * m * k
+
+    @classmethod
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
-        """Packed reports (``ceil(num_bits / 8)`` bytes a user), the bits of one chunk, and
-        the ``num_bits x k`` design matrix with the float copies of its rank and
-        pseudo-inverse (built when the oracle is)."""
-        num_bits = options.get("num_bits", 64)
-        m = num_bits if isinstance(num_bits, int) and num_bits > 0 else 64
-        return n * ((m + 7) // 8) + 16 * CHUNK_CELLS + 33 * m * k
+        """The reports (:meth:`report_bytes`) and the larger of building the oracle (the
+        design's float copies for its rank and pseudo-inverse and their SVD's factors: 32 bytes
+        a cell) and one chunk of :meth:`perturb` (:func:`~dp2pub.mechanisms.chunks.chunk_rows`
+        users; a byte a user and bit for each of the Bloom bits, the noise flags, a draw's random
+        bytes and flags and the chosen bits, 5; with IRR two more draws and a choice, 8; with
+        more than one chunk, the last one's Bloom bits and noise flags, held while the next ones
+        are drawn, 2; and the design's boolean transpose)."""
+        m = _num_bits(options)
+        rows = chunk_rows(n, m)
+        per_bit = (8 if options.get("p") is not None else 5) + (2 if int(n) > rows else 0)
+        perturbing = per_bit * rows * m + m * k
+        return cls.report_bytes(n, k, **options) + max(32 * m * k, perturbing)
+
+    @classmethod
+    def count_bytes(cls, n: int, k: int, **options: object) -> int:
+        """The bit sums of the packed reports, users in chunks, as unary encoding's
+        (:meth:`~dp2pub.mechanisms.packed.PackedReports.count_bytes`), and their fit (a few
+        float64 arrays of num_bits and k)."""
+        width = (_num_bits(options) + 7) // 8
+        return 16 * chunk_rows(n, width) * width + 8 * 256 * width + 32 * (_num_bits(options) + k)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Packed reported bits, ``(n, ceil(num_bits / 8))`` uint8."""
@@ -302,6 +323,13 @@ class RAPPOR(FrequencyOracle):
         prob_one = np.where(self.design.T.astype(bool), one, zero)  # (x, bit)
         per_bit = np.where(outputs[None], prob_one[:, None, :], 1 - prob_one[:, None, :])
         return per_bit.prod(axis=2)
+
+
+def _num_bits(options: dict[str, object]) -> int:
+    """``num_bits`` of a RAPPOR's options as its memory estimate reads it (the default, 64,
+    when it is absent or invalid: the oracle refuses an invalid one when it is built)."""
+    num_bits = options.get("num_bits", 64)
+    return num_bits if isinstance(num_bits, int) and num_bits > 0 else 64
 
 
 def _epsilon_one(f: float, p: float, q: float, h: int) -> float:

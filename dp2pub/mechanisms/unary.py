@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from dp2pub.mechanisms import bits
-from dp2pub.mechanisms.chunks import CHUNK_CELLS, chunks
+from dp2pub.mechanisms.chunks import chunk_rows, chunks
 from dp2pub.mechanisms.packed import PackedReports
 from dp2pub.validation import check_epsilon
 
@@ -53,9 +53,20 @@ class UnaryEncoding(PackedReports):
         return math.log(self.ratio)
 
     @classmethod
+    def report_bytes(cls, n: int, k: int, **options: object) -> int:
+        """Packed reports, ``ceil(k / 8)`` bytes a user."""
+        return int(n) * ((k + 7) // 8)
+
+    @classmethod
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
-        """Packed reports, ``ceil(k / 8)`` bytes a user, and the bits of one chunk."""
-        return n * ((k + 7) // 8) + 16 * CHUNK_CELLS
+        """The packed reports and one chunk's work (:func:`~dp2pub.mechanisms.chunks.chunk_rows`
+        users): per user of the chunk, its k bits drawn as random bytes, compared and matched
+        against the threshold's top byte (3 k, and 1/32 k for the indices of the ties), its
+        packed bits and its own bit's index (int64); with more than one chunk, the last one's
+        bits, held while the next ones are drawn (k)."""
+        rows = chunk_rows(n, k)
+        held = k if int(n) > rows else 0
+        return cls.report_bytes(n, k) + rows * (3 * k + k // 32 + 1 + (k + 7) // 8 + 8 + held)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Packed reports: every bit Bernoulli(q), then bit ``x`` of each user Bernoulli(p)."""

@@ -1,11 +1,21 @@
 """The publisher interface, what it hands back (a release, its ledger, timings), and the
-memory estimates publishers share."""
+memory estimates publishers share.
+
+A publisher's memory is estimated from the shape before any work (:meth:`Publisher.memory_bytes`,
+split by the config key that scales each part in :meth:`Publisher.memory_parts`). What the
+data decides while publishing (DP2-Pub's clusters: the caps ``max_cells`` and
+``max_cluster_size`` only bound them) is estimated again once it is known and claimed from
+the running job's :class:`MemoryAllowance` (:func:`claim_memory`), which refuses it, naming
+the key, when it does not fit.
+"""
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -14,6 +24,9 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, table_bytes
 from dp2pub.data.tally import Tally
 from dp2pub.mechanisms.accounting import Spend, epsilon_spent
+from dp2pub.mechanisms.chunks import chunk_rows
+from dp2pub.mechanisms.ibu import CACHE_CELLS
+from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.publish.release import Release
 
 
@@ -108,12 +121,147 @@ class Publisher(ABC):
         domain ``sizes`` takes beside the input table, from the shape alone (the job refuses
         what would not fit before any work, see :mod:`dp2pub.limits`)."""
 
+    #: Keys of :meth:`memory_parts` whose part is a cap the data may not reach (DP2-Pub's
+    #: clusters): the job does not refuse on it before any work; the publisher claims what
+    #: the data decided once it is known (:func:`claim_memory`).
+    deferred_memory: ClassVar[frozenset[str]] = frozenset()
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """:meth:`memory_bytes` split by what scales each part: a key of the publisher's
+        config (``num_bits``, ``degree``, ...) or ``""`` for the data's shape alone. A job too
+        large names the key of the largest part. Default: one part of the shape."""
+        return {"": self.memory_bytes(n, sizes)}
+
+    @property
+    def max_way(self) -> int | None:
+        """The most attributes a marginal its release answers may join, as the release's
+        :attr:`~dp2pub.publish.release.Release.max_way` (None: any; 0: none), known before it
+        publishes: the metrics ask no more (their estimate counts no more)."""
+        return None
+
+    #: The config key that scales :meth:`answer_bytes` (``""``: the data's shape alone).
+    answer_key: ClassVar[str] = ""
+
+    def answer_bytes(self, n: int, sizes: Sequence[int] | np.ndarray, way: int) -> int:
+        """The memory the release takes to answer the metrics' marginals of up to ``way``
+        attributes, beside the metrics' own arrays (:func:`dp2pub.limits.marginal_bytes`,
+        which count the answers' cells). Default, a published table of ``n`` records: it
+        counts its rows as the metrics count the original's (:func:`counting_bytes`)."""
+        return counting_bytes(n, sizes)
+
+    def setting(self, key: str) -> object:
+        """The value of config key ``key`` (a refusal names it): the field of that name."""
+        return getattr(self, key)
+
+    def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
+        """Refuse, with a ConfigError naming the key, a setting out of range for a table of
+        ``n`` records over domains ``sizes`` (a network degree of at least d). The job calls it
+        before the memory estimate, :meth:`publish` before any work. Default: none."""
+        return None
+
 
 def working_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
     """The memory of publishing a table column by column: the published copy of the table
     and, for the column being perturbed, a few 8-byte arrays per user. The base of every
     publisher's :meth:`Publisher.memory_bytes`."""
     return table_bytes(n, sizes) + 32 * int(n)
+
+
+#: Keys of one block of rows that :func:`~dp2pub.data.marginals.stacked_marginal_counts`
+#: counts at once (its ``max_keys``).
+BLOCK_KEYS = 1 << 23
+
+
+def counting_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
+    """What counting joint marginals of a table of ``n`` records takes
+    (:func:`~dp2pub.data.marginals.stacked_marginal_counts`), per row of a block of at most
+    :data:`BLOCK_KEYS` keys: the block's codes and their keys as int64 (8 d each) and the
+    prefix shift (8); and the cast buffer of a ufunc (numpy's buffer size of int64 entries)."""
+    d = len(sizes)
+    rows = min(int(n), max(1, BLOCK_KEYS // max(d, 1)))
+    return (16 * d + 8) * rows + 8 * np.getbufsize()
+
+
+def reports_bytes(
+    oracles: Sequence[type[FrequencyOracle]], m: int, k: int, ibu: bool = False, **options: object
+) -> int:
+    """What perturbing ``m`` users' values over ``k`` values with the largest of ``oracles``
+    takes (:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.memory_bytes`), or, beside the
+    reports (:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.report_bytes`), estimating
+    from them: counting them
+    (:meth:`~dp2pub.mechanisms.oracle.FrequencyOracle.count_bytes`), or with ``ibu`` the
+    users' likelihoods (float64), kept between steps when there are few, and made in chunks
+    of users (:func:`~dp2pub.mechanisms.chunks.chunk_rows`) of 4 arrays."""
+    need = 0
+    for oracle in oracles:
+        reports = oracle.report_bytes(m, k, **options)
+        counting = oracle.count_bytes(m, k, **options)
+        if ibu:
+            cached = 8 * int(m) * k if int(m) * k <= CACHE_CELLS else 0
+            counting = max(counting, cached + 32 * chunk_rows(m, k) * k)
+        need = max(need, reports + max(oracle.memory_bytes(m, k, **options) - reports, counting))
+    return need
+
+
+#: Products of domain sizes beyond this are taken as this (no table that large is allocated).
+PRODUCT_CAP = 1 << 62
+
+
+def capped_product(values: Sequence[int] | np.ndarray | Iterator[int], cap: int = PRODUCT_CAP) -> int:
+    """The product of ``values``, or ``cap`` once it exceeds it (never a million-digit integer)."""
+    product = 1
+    for value in values:
+        product *= int(value)
+        if product > cap:
+            return cap
+    return product
+
+
+def parts_total(parts: dict[str, int]) -> int:
+    """The total of :meth:`Publisher.memory_parts`: :meth:`Publisher.memory_bytes`."""
+    return sum(parts.values())
+
+
+@dataclass
+class MemoryAllowance:
+    """What a running job lets a publisher claim for structures its data decides.
+
+    Attributes:
+        available: bytes left for them beyond the job's estimate from the shape; None: any
+            (claims are only recorded, as the memory checks of :mod:`dp2pub.testing` do).
+        refuse: raises the job's refusal for a claim ``(key, value, need, what)`` that does
+            not fit (:class:`dp2pub.limits.TooLarge`, one line naming the key).
+        claimed: every claim so far, by key: the bytes the data decided.
+    """
+
+    available: int | None = None
+    refuse: Callable[[str, object, int, str], None] | None = None
+    claimed: dict[str, int] = field(default_factory=dict)
+
+
+_ALLOWANCE: ContextVar[MemoryAllowance | None] = ContextVar("dp2pub_memory_allowance", default=None)
+
+
+@contextmanager
+def allowance(granted: MemoryAllowance) -> Iterator[MemoryAllowance]:
+    """Run the block (a publication) with ``granted`` as the allowance :func:`claim_memory` uses."""
+    token = _ALLOWANCE.set(granted)
+    try:
+        yield granted
+    finally:
+        _ALLOWANCE.reset(token)
+
+
+def claim_memory(key: str, value: object, need: int, what: str) -> None:
+    """Claim ``need`` bytes for a structure the data decided, scaled by config key ``key``
+    (whose value is ``value``; ``what`` describes it): recorded, and refused through the
+    running job's allowance when more than it has left. Outside a job, nothing happens."""
+    granted = _ALLOWANCE.get()
+    if granted is None:
+        return
+    granted.claimed[key] = max(need, granted.claimed.get(key, 0))
+    if granted.available is not None and need > granted.available and granted.refuse is not None:
+        granted.refuse(key, value, need, what)
 
 
 def channel_bytes(sizes: Sequence[int] | np.ndarray) -> int:

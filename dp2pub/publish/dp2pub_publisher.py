@@ -45,15 +45,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype
+from dp2pub.data.sampling import DRAW_BYTES
 from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget, two_shares
-from dp2pub.mechanisms.chunks import CHUNK_CELLS
+from dp2pub.mechanisms.chunks import chunk_rows
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import IBUTrace
-from dp2pub.publish.base import Outcome, Publisher, channel_bytes, network_bytes, working_bytes
+from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, claim_memory, parts_total
 from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
 from dp2pub.publish.pram import perturb_table
-from dp2pub.publish.privbayes import privbayes_selector
+from dp2pub.publish.privbayes import learning_bytes, privbayes_selector
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import BayesianNetwork, greedy_bayes
 from dp2pub.structure.budget import attribute_budgets, cluster_weights, exact_entropies, noisy_entropies
@@ -77,6 +78,29 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "local": {"cluster_head": "max_entropy"},
     "local_two_phase": {"structure_fraction": 0.2, "split": "budget", "cluster_head": "network_order"},
 }
+
+
+#: Bytes per cell of a cluster's joint tables while it is estimated and resampled: its report
+#: counts and frequencies, the inverse channel's copies and the projection's five arrays
+#: (shifted, sorted, cumulative, ranks, result) or IBU's distributions and ratios, 8 at once;
+#: then the prior's marginal on a subset, its table transposed, and that table's cumulative
+#: rows with their default ones (4). Float64 or int64 each.
+CLUSTER_CELL_BYTES = 96
+
+
+def cluster_bytes(n: int, c: int, cells: int, itemsize: int) -> int:
+    """What estimating and resampling one cluster of ``c`` attributes and ``cells`` cells
+    (:func:`~dp2pub.publish.invariant_pram.invariant_pram`) takes for ``n`` users of codes of
+    ``itemsize`` bytes. Per user: its reports copied and the resampled copy (2 c itemsize),
+    its joint code, its subset's index and its place among the subset's users (8 each), and a
+    draw (:data:`~dp2pub.data.sampling.DRAW_BYTES`) with its values unravelled and stacked
+    (int64: 24 + 16 c). The subsets are chosen for users in chunks
+    (:func:`~dp2pub.mechanisms.chunks.chunk_rows` of the 2^c subsets): their weights and the
+    weights' cumulative rows with their default ones, 24 bytes a user and subset. And
+    :data:`CLUSTER_CELL_BYTES` a cell."""
+    subsets = 1 << min(c, 62)  # more subsets than this cannot be listed, let alone weighed
+    per_user = 2 * c * itemsize + 24 + DRAW_BYTES + 24 + 16 * c
+    return int(n) * per_user + 24 * chunk_rows(n, subsets) * subsets + CLUSTER_CELL_BYTES * int(cells)
 
 
 @dataclass(frozen=True)
@@ -149,29 +173,75 @@ class DP2PubPublisher(Publisher):
         assert isinstance(value, (int, float)), key  # checked in __post_init__, defaults are floats
         return float(value)
 
+    #: A cluster's part of the estimate waits for the clusters (:meth:`claim_clusters`).
+    deferred_memory: ClassVar[frozenset[str]] = frozenset({"max_cells", "max_cluster_size"})
+
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The reports and the published table, the channels, the network's largest tables,
-        and a cluster's joint tables and posterior weights (users in chunks)."""
+        """The sum of :meth:`memory_parts`."""
+        return parts_total(self.memory_parts(n, sizes))
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """The data's part: the reports and the published table (a code a record and
+        attribute each; ``split: users``: the two groups' copies of the table, a flag and a
+        permutation a record), and the larger of perturbing an attribute (GRR's work) and
+        learning the network (:func:`~dp2pub.publish.privbayes.learning_bytes`, on the
+        structure's users). The largest
+        cluster's part (:func:`cluster_bytes`) at the most its caps allow, under the cap that
+        drives it: ``max_cells`` (its cells) or ``max_cluster_size`` (its 2^c subsets); the
+        job claims it again once the clusters are known (:meth:`claim_clusters`)."""
+        n, d = int(n), len(sizes)
+        itemsize = code_dtype(max((int(k) for k in sizes), default=1)).itemsize
         largest = sorted((int(k) for k in sizes), reverse=True)
-        cells = math.prod(largest if self.max_cluster_size is None else largest[: self.max_cluster_size])
-        cluster_cells = cells if self.max_cells is None else min(self.max_cells, cells)
-        return (
-            3 * working_bytes(n, sizes)
-            + channel_bytes(sizes)
-            + network_bytes(sizes, min(self.degree, len(sizes) - 1))
-            + 48 * cluster_cells
-            + 16 * CHUNK_CELLS
+        grr = max(
+            (GRR.memory_bytes(n, k, itemsize=itemsize) - GRR.report_bytes(n, k, itemsize=itemsize) for k in largest),
+            default=0,
         )
+        degree = min(self.degree, max(d - 1, 1))
+        learners, split = n, 0
+        if self.setting("split") == "users":  # two groups: the structure's, the release's
+            learners, split = max(1, round(self.fraction("structure_fraction") * n)), n * (d * itemsize + 9)
+        learning = learning_bytes(learners, d, degree, capped_product(largest[: degree + 1]))
+        size = d if self.max_cluster_size is None else min(self.max_cluster_size, d)
+        cells = capped_product(largest[:size], PRODUCT_CAP if self.max_cells is None else self.max_cells)
+        cells = max(largest[0] if largest else 1, cells)
+        release = {"": 2 * n * d * itemsize + split + max(grr, learning)}
+        return release | self.cluster_part(max(n - learners, 1) if split else n, size, cells, itemsize)
+
+    def cluster_part(self, n: int, size: int, cells: int, itemsize: int) -> dict[str, int]:
+        """A cluster of ``size`` attributes and ``cells`` cells (:func:`cluster_bytes`) as a
+        part of the estimate, under the cap that drives it."""
+        need = cluster_bytes(n, size, cells, itemsize)
+        key = "max_cells" if CLUSTER_CELL_BYTES * cells >= need - CLUSTER_CELL_BYTES * cells else "max_cluster_size"
+        return {key: need}
+
+    def claim_clusters(self, data: Dataset, groups: Sequence[Sequence[int]]) -> None:
+        """Claim the largest of ``groups``' :func:`cluster_bytes` from the running job
+        (:func:`~dp2pub.publish.base.claim_memory`) before any is estimated: refused, naming the
+        cap that drives it, when it does not fit."""
+        sizes, n = data.domain.sizes, data.n
+        itemsize = code_dtype(max((int(k) for k in sizes), default=1)).itemsize
+        biggest = max(groups, key=lambda g: cluster_bytes(n, len(g), math.prod(int(sizes[j]) for j in g), itemsize))
+        cells = math.prod(int(sizes[j]) for j in biggest)
+        ((key, need),) = self.cluster_part(n, len(biggest), cells, itemsize).items()
+        names = ", ".join(data.domain.names[j] for j in biggest)
+        claim_memory(key, self.setting(key), need, f"dp2pub's largest cluster ({names}: {cells:,} cells)")
+
+    def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
+        """A network needs 2 attributes, and a degree below their number."""
+        d = len(sizes)
+        if d < 2:
+            raise ConfigError("dataset.d", d, "at least 2 attributes for dp2pub's network")
+        if self.degree >= d:
+            raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {d - 1}] (d={d})")
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        if data.d < 2:
-            raise ConfigError("dataset.d", data.d, "at least 2 attributes for dp2pub's network")
-        if self.degree >= data.d:
-            raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
+        self.check_shape(data.n, data.domain.sizes)
         times: dict[str, float] = {}
         version = {"trusted": self._trusted, "local": self._local, "local_two_phase": self._two_phase}
         draft = version[self.trust](data, epsilon, rng, times)
+        groups = draft.clusters if self.compound == "joint" else [[a] for c in draft.clusters for a in c]
+        self.claim_clusters(draft.rows, groups)
         mark, trace = time.perf_counter(), IBUTrace()
         published = pram_clusters(draft.reports, draft.oracles, draft.clusters, rng, self.prior, self.compound, trace)
         times["pram"] = time.perf_counter() - mark

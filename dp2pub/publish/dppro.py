@@ -57,7 +57,7 @@ from dp2pub.mechanisms.dppro import (
     release_projection,
 )
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, parts_total, working_bytes
 from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError, check_epsilon, check_int, check_list, check_probability, check_text
 
@@ -175,10 +175,24 @@ class DPProPublisher(Publisher):
         return sorted({names.index(name) for name in self.labels})
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The table's working memory, the projection (``D x k`` float64), the release
-        (``n x k``), one more ``n x k`` array while it is made (the gathered rows, then the
-        noise) and the copy a classifier makes of it (liblinear: 16 bytes an entry)."""
-        return working_bytes(n, sizes) + 8 * self.k * (int(np.sum(sizes)) + 4 * int(n))
+        """The sum of :meth:`memory_parts`."""
+        return parts_total(self.memory_parts(n, sizes))
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """The table's working memory; and the part of ``k``: the projection (``D x k``
+        float64), the release (``n x k``), one more ``n x k`` array while it is made (the
+        gathered rows, then the noise) and the copy a classifier makes of it (liblinear: 16
+        bytes an entry)."""
+        return {"": working_bytes(n, sizes), "k": 8 * self.k * (int(np.sum(sizes)) + 4 * int(n))}
+
+    @property
+    def max_way(self) -> int:
+        """Projected vectors answer no marginal query."""
+        return 0
+
+    def answer_bytes(self, n: int, sizes: Sequence[int] | np.ndarray, way: int) -> int:
+        """None: the release answers no marginal query (``max_way`` 0)."""
+        return 0
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)

@@ -44,7 +44,7 @@ from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import LABEL_BYTES, Dataset, code_dtype, table_bytes
 from dp2pub.data.domain import Domain
-from dp2pub.publish.base import Outcome, Publisher, channel_bytes
+from dp2pub.publish.base import Outcome, Publisher, capped_product, channel_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.validation import ConfigError, InputPath, check_choice, check_int, check_optional_float, check_text
 
@@ -209,6 +209,20 @@ class _KAnonymity(Publisher):
         fixed = channel_bytes(shape.sizes) + self.values_bytes(shape)
         return table_bytes(n, sizes) + fixed + max(phases, search)
 
+    def answer_bytes(self, n: int, sizes: Sequence[int] | np.ndarray, way: int) -> int:
+        """A generalized table answers subset by subset: the columns' codes and their joint
+        code (int64) a record; the joint counts over the published values and, spread axis
+        by axis over the original ones, three float64 arrays of at most the cells of the way
+        largest of :meth:`published_sizes`."""
+        shape = self.shape(n, sizes)
+        published = sorted(self.published_sizes(shape), reverse=True)[:way]
+        return int(n) * (8 + way * max(shape.w, shape.g)) + 24 * capped_product(published)
+
+    def published_sizes(self, shape: TableShape) -> list[int]:
+        """The most values a published attribute may have beside its original ones (the
+        larger): its domain, for a hierarchy level (at most k values of k)."""
+        return list(shape.sizes)
+
     def classes(self, n: int) -> int:
         """The most classes of at least k of ``n`` records."""
         return -(-int(n) // self.k)
@@ -273,8 +287,12 @@ class _KAnonymity(Publisher):
                 self.drop,
                 f"attributes that are neither sensitive nor the target (both: {sorted(kept & set(self.drop))})",
             )
-        if self.k > data.n:
-            raise ConfigError("mechanism.k", self.k, f"an integer in [1, {data.n}] (the number of records)")
+        self.check_shape(data.n, data.domain.sizes)
+
+    def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
+        """``k`` at most the number of records."""
+        if self.k > n:
+            raise ConfigError("mechanism.k", self.k, f"an integer in [1, {n}] (the number of records)")
 
     def _check_models(self, data: Dataset, sensitive: list[str]) -> None:
         """l and t need a sensitive attribute, and l at most its distinct values."""
@@ -424,16 +442,19 @@ class SamaratiPublisher(_KAnonymity):
         their classes (3 q g + 50); and once, a node's class sizes over at least 2^16 cells
         (float64). With l or t, the statistics of a node's classes, c each: l and t are
         checked only at nodes whose classes smaller than k hold at most max_suppression
-        records, so they have at most n / k + max_suppression classes. Not counted: a few
-        hundred bytes per lattice node checked (the hierarchies' heights, not the table,
-        decide how many)."""
+        records, so they have at most n / k + max_suppression classes; and once, a node's
+        class sizes (float64) over at most its cells (the product of the QIs' domains) and at
+        most max(4 n, 2^16) of them (more are numbered by ``np.unique``, at most one a record).
+        Not counted: a few hundred bytes per lattice node checked (the hierarchies' heights,
+        not the table, decide how many)."""
         q, s, w, g = shape.q, shape.s, shape.w, shape.g
         distinct = 8 + (q + s) * w + w * sum(shape.qi_sizes) + max(80, 3 * q * g + 50)
         per_record = q * w + max(3 * (q + s) * w + 17, distinct)
         stats = 0
         if self.l is not None or self.t is not None:
             stats = (self.classes(shape.n) + self.max_suppression) * shape.class_bytes + 16 * shape.n
-        return shape.n * per_record + stats + 8 * (1 << 16)
+        sizes = 8 * capped_product(shape.qi_sizes, max(4 * shape.n, 1 << 16))
+        return shape.n * per_record + stats + sizes
 
     def values_bytes(self, shape: TableShape) -> int:
         """Per QI of k values: the labels of its hierarchy's levels (at most k levels, k (k +
@@ -515,6 +536,10 @@ class MondrianPublisher(_KAnonymity):
         q, s, w, g = shape.q, shape.s, shape.w, shape.g
         partitions = self.classes(shape.n) * (368 + 16 * q)
         return shape.n * max(2 * q * w + 8 * s + 72, q * g + g + 8) + partitions
+
+    def published_sizes(self, shape: TableShape) -> list[int]:
+        """A QI's ranges, at most k (k + 1) / 2 of k values and at most one a partition."""
+        return [max(k, min(k * (k + 1) // 2, self.classes(shape.n))) for k in shape.sizes]
 
     def values_bytes(self, shape: TableShape) -> int:
         """Per QI of k values, its ranges (at most k (k + 1) / 2, and at most one per

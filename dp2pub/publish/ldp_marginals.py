@@ -39,11 +39,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.marginals import joint_codes
 from dp2pub.mechanisms.accounting import Spend
 from dp2pub.mechanisms.adaptive import build_oracle
-from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.mechanisms.grr import GRR
+from dp2pub.mechanisms.oracles import ORACLES
+from dp2pub.mechanisms.unary import OUE
+from dp2pub.publish.base import Outcome, Publisher, reports_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
@@ -146,11 +149,32 @@ class LDPMarginalsPublisher(Publisher):
         check_int(self.consistency_rounds, "consistency_rounds", 1)
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The synthetic records (int64) and a few per-user arrays of GUM and of the reports
-        (OUE's bits: one byte a cell for the users of a group, at most all of them)."""
-        pairs = (int(a) * int(b) for a, b in itertools.combinations(sizes, 2))
-        largest = max([cells for cells in pairs if cells <= self.max_cells] + [int(k) for k in sizes], default=1)
-        return working_bytes(n, sizes) + 8 * n * len(sizes) + 64 * n + n * largest
+        """What the survey and the synthesis keep, the users' order (int64) and every
+        candidate marginal's estimate with its consistent copy, variances and GUM's target (32
+        bytes a cell), and the larger of the two phases. Measuring a marginal: its users' codes
+        of its attributes and their joint code (int64), and their reports and estimate
+        (:func:`~dp2pub.publish.base.reports_bytes` over its cells) for the most users a group
+        may have (:meth:`group_users`). The synthesis (GUM): the records in the table's codes
+        and as int64 (the published table), and GUM's per-record arrays (64 bytes)."""
+        n, sizes = int(n), [int(k) for k in sizes]
+        itemsize = code_dtype(max(sizes, default=1)).itemsize
+        cells = [math.prod(sizes[a] for a in key) for key in self.candidates(np.asarray(sizes))] + sizes
+        oracles = (GRR, OUE) if self.oracle == "adaptive" else (ORACLES[self.oracle],)
+        users = self.group_users(n, len(sizes), len(cells) - len(sizes))
+        measure = users * (2 * itemsize + 8) + reports_bytes(oracles, users, max(cells, default=1), itemsize=8)
+        synthesis = n * len(sizes) * (itemsize + 8) + 64 * n
+        return 8 * n + 32 * sum(cells) + max(measure, synthesis)
+
+    def group_users(self, n: int, d: int, candidates: int) -> int:
+        """The most users one group may have, of ``n`` over ``d`` attributes with
+        ``candidates`` candidate marginals (the groups of a phase differ by at most one user):
+        ``all_pairs``, n over the candidates; ``adaptive``, the larger of the first phase's
+        share and the second's, whose marginals, the chosen pairs and the attributes none of
+        them covers, are at least d / 2."""
+        if self.marginals == "all_pairs":
+            return -(-n // max(candidates, 1))
+        cut = round(self.select_fraction * n)
+        return max(-(-cut // max(candidates, 1)), -(-(n - cut) // max(-(-d // 2), 1)))
 
     def candidates(self, sizes: np.ndarray) -> list[tuple[int, ...]]:
         """Every pair of at most ``max_cells`` cells and no constant attribute (which depends on

@@ -18,12 +18,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.learn.ldp_nb import LDPNaiveBayes
 from dp2pub.learn.utility import Classifier, baseline_classifier
 from dp2pub.mechanisms.accounting import Spend, epsilon_spent
+from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracles import ORACLES
-from dp2pub.publish.base import Outcome, Publisher, working_bytes
+from dp2pub.mechanisms.unary import OUE
+from dp2pub.publish.base import Outcome, Publisher, reports_bytes
 from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError, check_epsilon
 
@@ -133,12 +135,35 @@ class LDPNBPublisher(Publisher):
         )
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The reports of every (value, class) pair: one oracle report per user and feature
-        over a domain of value x class (the class is the largest attribute at most); the
-        slot encoding's c reports per feature over the value alone take no more."""
-        pairs = max((int(k) for k in sizes), default=1) ** 2
-        oracle = ORACLES["oue" if self.oracle == "adaptive" else self.oracle]  # adaptive: OUE is the larger
-        return working_bytes(n, sizes) + len(sizes) * oracle.memory_bytes(n, pairs, **self.options)
+        """The features' codes as the caller's copy and as int64 and the classes as int64
+        (w + 8 bytes a record and feature, and 8), with ``sample`` each user's report (int64)
+        and the users of each report (int64 in all) and a flag; and one report at a time
+        (reports are estimated, then dropped): its users' values (int64, and a product, a
+        gather and a sum while they are made: 32 bytes a user) and their reports and
+        estimates (:func:`~dp2pub.publish.base.reports_bytes`) over the largest domain, value x
+        class (the class is the largest attribute at most; the slot encoding's are the value's
+        alone). A report's users are all of them (``split``), or under ``sample`` a binomial
+        share of them, at most 2 n / R + 64 of n (R reports): a count beyond it has probability
+        below 1e-18 (Chernoff) at any n and R."""
+        n, sizes = int(n), [int(k) for k in sizes]
+        largest, features = max(sizes, default=1), max(len(sizes) - 1, 1)
+        itemsize = code_dtype(largest).itemsize
+        reports = features * (largest if self.encoding == "slots" else 1) + (self.prior == "report")
+        users = n if self.strategy == "split" else min(n, 2 * n // reports + 64)
+        domain = largest if self.encoding == "slots" else largest * largest
+        oracles = (GRR, OUE) if self.oracle == "adaptive" else (ORACLES[self.oracle],)
+        ibu = self.estimator == "ibu"
+        table = n * features * (itemsize + 8) + 8 * n + (17 * n if self.strategy == "sample" else 0)
+        return table + 32 * users + reports_bytes(oracles, users, domain, ibu, itemsize=8, **self.options)
+
+    @property
+    def max_way(self) -> int:
+        """1-way marginals only (:class:`NaiveBayesRelease`)."""
+        return 1
+
+    def answer_bytes(self, n: int, sizes: Sequence[int] | np.ndarray, way: int) -> int:
+        """None: the model's 1-way marginals are its own small tables."""
+        return 0
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         """Fit the model on the reports of every record of ``data``."""

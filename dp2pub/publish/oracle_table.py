@@ -36,19 +36,19 @@ from typing import ClassVar, TypeVar
 
 import numpy as np
 
-from dp2pub.data.dataset import Dataset
+from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
-from dp2pub.data.tally import Tally, tally_bytes
+from dp2pub.data.tally import Tally
 from dp2pub.mechanisms.accounting import Spend, split_budget
-from dp2pub.mechanisms.chunks import chunks, rowwise_outer
+from dp2pub.mechanisms.chunks import chunk_rows, chunks, rowwise_outer
 from dp2pub.mechanisms.estimators import ESTIMATORS, postprocess
 from dp2pub.mechanisms.grr import GRR
-from dp2pub.mechanisms.ibu import IBUTrace, ibu
+from dp2pub.mechanisms.ibu import CACHE_CELLS, IBUTrace, ibu
 from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.rappor import RAPPOR
 from dp2pub.mechanisms.unary import OUE, SUE
-from dp2pub.publish.base import Outcome, Publisher, channel_bytes, working_bytes
+from dp2pub.publish.base import Outcome, Publisher, capped_product, parts_total
 from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 
@@ -228,22 +228,93 @@ class OraclePublisher(Publisher):
     def from_tally(self) -> bool:
         return self.simulate == "aggregates"
 
+    def setting(self, key: str) -> object:
+        """A key of the publisher, or of its oracle's options (their default if not given)."""
+        if key in self.options:
+            return self.options[key]
+        parameter = inspect.signature(self.oracle).parameters.get(key)
+        return parameter.default if parameter is not None else getattr(self, key)
+
     @classmethod
     def config_builder(cls) -> Callable[..., OraclePublisher]:
         """The function a ``mechanism`` config entry calls (see :func:`oracle_publisher`):
         a subclass naming another oracle is a new ``mechanism`` with that oracle's options."""
         return oracle_publisher(cls)
 
+    #: The config key that scales the oracle's part of the estimate ("": the domains alone).
+    oracle_key: ClassVar[str] = ""
+
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
-        """The table's working memory and every attribute's reports (all kept for the joint
-        marginals; ``sample``: each user reports one attribute); with aggregates a k x k
-        table and a few histograms per attribute (RAPPOR's design matrix, num_bits x k, is
-        counted with the oracle, not here)."""
+        """The sum of :meth:`memory_parts`."""
+        return parts_total(self.memory_parts(n, sizes))
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """The oracles' part (:attr:`oracle_key`): every attribute's reports and what its
+        oracle keeps (:meth:`~FrequencyOracle.report_bytes`; ``sample``: one report a user)
+        and the largest work of perturbing one attribute (:meth:`~FrequencyOracle.memory_bytes`
+        less its reports); and the data's part: with ``split`` GRR's published copy of the
+        reports, with ``sample`` each user's attribute (int64), the users of each attribute
+        (int64 in all), a flag and the values of the users of one attribute. With aggregates,
+        the oracles and a few count arrays (int64) per value instead."""
+        options = {**self.options, "itemsize": code_dtype(max((int(k) for k in sizes), default=1)).itemsize}
+        own = {int(k): self.oracle.report_bytes(0, int(k), **options) for k in sizes}
+        users = 0 if self.from_tally else int(n)
+        kept = {k: self.oracle.report_bytes(users, k, **options) - own[k] for k in own}
+        work = max((self.oracle.memory_bytes(users, k, **options) - own[k] - kept[k] for k in own), default=0)
+        held = sum(own[int(k)] for k in sizes)
         if self.from_tally:
-            return channel_bytes(sizes) + 4 * tally_bytes(sizes)
-        per_user = [self.oracle.memory_bytes(n, int(k), **self.options) for k in sizes]
-        reports = sum(per_user) if self.strategy == "split" else max(per_user, default=0)
-        return working_bytes(n, sizes) + reports
+            shape = 64 * sum(int(k) for k in sizes)
+        elif self.strategy == "split":
+            held += sum(kept[int(k)] for k in sizes)
+            shape = table_bytes(n, sizes) if self.name == "grr" else 0
+        else:
+            held += max(kept.values(), default=0)
+            shape = int(n) * (17 + options["itemsize"])
+        parts = {"": shape}
+        parts[self.oracle_key] = parts.get(self.oracle_key, 0) + held + work
+        return {key: size for key, size in parts.items() if size} or {"": 0}
+
+    @property
+    def max_way(self) -> int | None:
+        """1 from report counts or one sampled attribute a user (:class:`OracleRelease`)."""
+        return 1 if self.from_tally or self.strategy == "sample" else None
+
+    def answer_bytes(self, n: int, sizes: Sequence[int] | np.ndarray, way: int) -> int:
+        """The release's work of answering a marginal of up to ``way`` attributes (its cells
+        are the metrics'): none from report counts (aggregates); from GRR's published reports,
+        the columns' codes and their joint code (int64) a user; from other reports, a 1-way
+        marginal by counting them (:meth:`~FrequencyOracle.count_bytes`) and a joint one in
+        chunks of users (:func:`~dp2pub.mechanisms.chunks.chunk_rows` of its cells), the
+        users' joint vectors and their last factor (float64, 16 bytes a cell) and each
+        attribute's vector (:meth:`vector_bytes`); with ``ibu`` the users' likelihoods
+        instead, kept between steps when they are few (float64)."""
+        n, largest = int(n), sorted((int(k) for k in sizes), reverse=True)
+        if self.from_tally or not largest:
+            return 0
+        options = {**self.options, "itemsize": code_dtype(largest[0]).itemsize}
+        if self.name == "grr" and self.strategy == "split":
+            return n * (8 + way * options["itemsize"])
+        way = 1 if self.max_way == 1 else way
+        cells = capped_product(largest[:way])
+        rows = chunk_rows(n, cells)
+        vectors = 8 * rows * sum(largest[:way]) + max(self.vector_bytes(rows, k) for k in largest[:way])
+        work = self.oracle.count_bytes(n, cells, **options) if way == 1 else 16 * rows * cells + vectors
+        if self.estimator == "ibu":
+            cached = 8 * n * cells if n * cells <= CACHE_CELLS else 0
+            work = max(work, cached + 16 * rows * cells + vectors)
+        return work
+
+    def vector_bytes(self, rows: int, k: int) -> int:
+        """What making one attribute's per-user vectors for ``rows`` users takes beside them
+        (float64, kept while the others are made): their support, made as the oracle counts
+        it (:meth:`~FrequencyOracle.count_bytes`) and unpacked (a byte), then shifted and
+        scaled (two float64 arrays), 17 bytes a user and value of their width
+        (:meth:`user_width`)."""
+        return self.oracle.count_bytes(rows, k, **self.options) + 17 * rows * self.user_width(k)
+
+    def user_width(self, k: int) -> int:
+        """The width of one user's vector while an estimate is made (its support over k values)."""
+        return k
 
     def _oracles(self, data: Dataset | Tally, share: float) -> tuple[FrequencyOracle, ...]:
         try:
@@ -343,6 +414,13 @@ class RAPPORPublisher(OraclePublisher):
 
     name = "rappor"
     oracle = RAPPOR
+    oracle_key = "num_bits"
+    answer_key = "num_bits"
+
+    def user_width(self, k: int) -> int:
+        """A user's reported bits, unpacked, or its k values' support."""
+        num_bits = self.setting("num_bits")
+        return max(k, num_bits if isinstance(num_bits, int) else 0)
 
     def guarantees(self, oracles: Sequence[FrequencyOracle]) -> dict[str, float]:
         combine = sum if self.strategy == "split" else max

@@ -60,7 +60,7 @@ from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.data.sampling import DRAW_BYTES
 from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
-from dp2pub.publish.base import Outcome, Publisher, network_bytes
+from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, network_bytes, parts_total
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
 from dp2pub.structure.budget import entropy_sensitivity
@@ -183,16 +183,38 @@ def usefulness(n: int, d: int, k: int, epsilon2: float, cells: float) -> float:
 SCORE_BYTES = 16 + 8 * BINCOUNT_CELLS_PER_ITEM + 20
 
 
-def learning_bytes(n: int, d: int, degree: int) -> int:
+def learning_bytes(n: int, d: int, degree: int, cells: int | None = None) -> int:
     """An upper bound of what GreedyBayes (:func:`~dp2pub.structure.bayes_net.greedy_bayes`)
     allocates on ``n`` records of ``d`` attributes. Per record: its attribute-major int64 copy
     of the table (8 d), the partitions of the rows along a prefix tree of parent sets, the
     whole table's and one per parent (row and group id, int64: 16 (degree + 1)), and the
     scoring pass over the d - 1 attributes unvisited at the first step (:data:`SCORE_BYTES`
-    each), which is also more than refining a partition takes; and once, a counting pass's
-    smallest table (BINCOUNT_MAX_CELLS int64 counts with their flags)."""
+    each), which is also more than refining a partition takes; and once, the table of a
+    counting pass that uses ``np.bincount`` (int64 counts with their flags, 9 bytes a cell):
+    at most the joint domain of a child and its parents, ``cells`` (None: unknown), and at most
+    what :func:`~dp2pub.structure.information.use_bincount` allows, BINCOUNT_MAX_CELLS or 4 a
+    record; and the candidates of a step, at most C(d - 1, degree) parent sets for each of
+    the d attributes: the cache of their scores and its copy in the step's order (float64),
+    each candidate's child and parent set (int64: 8 + 8 degree) and what selects among them
+    (16)."""
     per_record = 8 * d + 16 * (degree + 1) + SCORE_BYTES * max(d - 1, 1)
-    return int(n) * per_record + 9 * BINCOUNT_MAX_CELLS
+    table = max(BINCOUNT_MAX_CELLS, BINCOUNT_CELLS_PER_ITEM * int(n))
+    candidates = capped_comb(max(d - 1, 0), degree) * d * (40 + 8 * degree)
+    return int(n) * per_record + 9 * (table if cells is None else min(cells, table)) + candidates
+
+
+def capped_comb(n: int, k: int, cap: int = PRODUCT_CAP) -> int:
+    """C(n, k), or ``cap`` once it exceeds it (never a huge integer: C(n, i) grows with i up
+    to k <= n / 2)."""
+    k = min(k, n - k)
+    if k < 0:
+        return 0
+    value = 1
+    for i in range(k):
+        value = value * (n - i) // (i + 1)
+        if value > cap:
+            return cap
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,19 +240,35 @@ class PrivBayesPublisher(Publisher):
         bytes a record) and sampling an attribute (its parents' codes, their row code and a
         draw: about 70 bytes a record). With ``theta`` the degree is chosen from the data:
         the partitions are counted at degree d - 1, the network's tables at degree 3."""
+        return parts_total(self.memory_parts(n, sizes))
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
+        """:meth:`memory_bytes`: the network's tables are the part of ``degree`` (products of
+        degree + 1 domains), the rest the data's."""
         d = len(sizes)
         degree = min(self.degree if self.degree is not None else d - 1, max(d - 1, 1))
         itemsize = code_dtype(max((int(k) for k in sizes), default=1)).itemsize
         sampling = int(n) * (degree * itemsize + DRAW_BYTES)
+        cells = capped_product(sorted((int(k) for k in sizes), reverse=True)[: degree + 1])
         tables = d * network_bytes(sizes, min(self.degree or 3, max(d - 1, 1)))
-        return table_bytes(n, sizes) + max(learning_bytes(n, d, degree), sampling) + tables
+        return {
+            "": table_bytes(n, sizes) + max(learning_bytes(n, d, degree, cells), sampling),
+            "degree" if self.degree is not None else "theta": tables,
+        }
+
+    def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
+        """A network needs 2 attributes, and a degree below their number."""
+        d = len(sizes)
+        if d < 2:
+            raise ConfigError("dataset.d", d, "at least 2 attributes for a network")
+        if self.degree is not None and self.degree >= d:
+            raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {d - 1}] (d={d})")
 
     def choose_degree(self, data: Dataset, epsilon2: float) -> int:
         """``degree`` if set, else the largest theta-useful k in [1, d-1] (1 if none is)."""
         if self.theta is None:
             assert self.degree is not None  # __post_init__ requires degree when theta is unset
-            if self.degree >= data.d:
-                raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {data.d - 1}] (d={data.d})")
+            self.check_shape(data.n, data.domain.sizes)
             return self.degree
         s = float(np.median(data.domain.sizes))
         useful = [k for k in range(1, data.d) if usefulness(data.n, data.d, k, epsilon2, s ** (k + 1)) >= self.theta]
@@ -238,8 +276,7 @@ class PrivBayesPublisher(Publisher):
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        if data.d < 2:
-            raise ConfigError("dataset.d", data.d, "at least 2 attributes for a network")
+        self.check_shape(data.n, data.domain.sizes)
         eps1, eps2 = two_shares(epsilon, self.beta)
         degree = self.choose_degree(data, eps2)
         start = time.perf_counter()

@@ -50,10 +50,12 @@ class PublisherCase:
         randomized: whether two seeds must give different releases (None: if it uses a budget).
         distributions: whether every marginal the release answers is a probability
             distribution (a table that counts its rows is always held to it).
-        memory_rows: records of the table on which ``memory_bytes`` must bound the peak.
-        memory_slack: bytes allowed beyond ``memory_bytes`` for the Python objects of any call
-            (frames, the outcome's dicts, small objects), which no estimate from the shape
-            alone counts; far below what a per-record mistake costs at ``memory_rows``.
+        memory_rows: records of the table on which ``memory_bytes`` must bound the peak, and
+            be at most :data:`~dp2pub.testing.memory.MAX_RATIO` times it.
+        memory_slack: bytes allowed on both sides of that check for the Python objects of any
+            call (frames, the outcome's dicts, small objects), which no estimate from the shape
+            alone counts (measured at 20-40 KiB); far below what a per-record mistake costs at
+            ``memory_rows``.
         seed: the seed of every random draw of the checks.
     """
 

@@ -1,6 +1,11 @@
 """End to end: each dataset lands a FINISHED run with its sizes; missing data fails the run."""
 
+import functools
 import hashlib
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -112,3 +117,118 @@ def test_unknown_dataset_name_lists_the_available_ones():
 def test_data_dir_is_not_a_dataset_key():
     with pytest.raises(ConfigError, match=r"dataset.data_dir='x'.*download"):
         run_job(plain(["dataset=car", "+dataset.data_dir=x"]))
+
+
+class Mirror:
+    """A local HTTP server on 127.0.0.1 serving the files of a folder, recording the paths it
+    was asked for."""
+
+    def __init__(self, folder: Path) -> None:
+        self.requests: list[str] = []
+        requests = self.requests
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                requests.append(self.path)
+
+        self.server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Handler, directory=str(folder))
+        )
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+
+@pytest.fixture
+def mirror(tmp_path, uci_dir) -> Iterator[Mirror]:
+    """A mirror of the UCI folder of car.data, started and stopped around the test."""
+    folder = tmp_path / "mirror"
+    folder.mkdir()
+    (folder / "car.data").write_bytes((uci_dir / "car.data").read_bytes())
+    served = Mirror(folder)
+    served.thread.start()
+    try:
+        yield served
+    finally:
+        served.server.shutdown()
+        served.server.server_close()
+        served.thread.join()
+
+
+#: A mirror on 127.0.0.1 is reached directly, whatever proxy the environment names.
+NO_PROXY = {"no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"}
+
+
+def test_download_true_downloads_even_with_a_data_directory(tmp_path, mirror, store):
+    """DP2PUB_DATA_DIR (an empty directory: reading it would fail) with paths.data_dir=null
+    does not stop dataset.download=true: the file comes from the mirror, verified, into
+    <paths.cache_dir>/uci."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = run_cli(
+        [
+            "dataset=car",
+            "dataset.download=true",
+            f"dataset.url_base={mirror.url}",
+            "paths.data_dir=null",
+            f"tracking.uri={store}",
+            "tracking.experiment=dataset-download",
+            f"paths.outputs={tmp_path / 'out'}",
+            "metrics.max_subsets=5",
+        ],
+        cwd=tmp_path,
+        env={"DP2PUB_DATA_DIR": str(empty), **NO_PROXY},
+    )
+    assert done.returncode == 0, done.stderr
+    assert mirror.requests == ["/car.data"]
+    assert (tmp_path / "out" / "cache" / "uci" / "car.data").read_bytes() == (
+        tmp_path / "mirror" / "car.data"
+    ).read_bytes()
+    (run,) = runs_in(store, "dataset-download")
+    assert run.info.status == "FINISHED" and run.data.metrics["n_records"] == 1728
+
+
+def test_an_unreachable_url_base_fails_the_run_in_one_line(tmp_path, uci_dir, store):
+    """With the files at hand in DP2PUB_DATA_DIR, an unreachable dataset.url_base still
+    fails the job: download=true means a download."""
+    done = run_cli(
+        [
+            "dataset=car",
+            "dataset.download=true",
+            "dataset.url_base=http://127.0.0.1:9/",
+            "paths.data_dir=null",
+            f"tracking.uri={store}",
+            "tracking.experiment=dataset-unreachable",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+        env={"DP2PUB_DATA_DIR": str(uci_dir), **NO_PROXY},
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(
+        "dp2pub: error: http://127.0.0.1:9/car.data: download failed (Connection refused); check dataset.url_base"
+    )
+    (run,) = runs_in(store, "dataset-unreachable")
+    assert run.info.status == "FAILED" and run.data.tags["error"].endswith(line[len("dp2pub: error: ") :])
+
+
+def test_a_url_base_that_is_no_url_fails_the_run_naming_it(tmp_path, store):
+    done = run_cli(
+        [
+            "dataset=car",
+            "dataset.download=true",
+            "dataset.url_base=archive.ics.uci.edu/ml/",
+            f"tracking.uri={store}",
+            "tracking.experiment=dataset-nourl",
+            f"paths.outputs={tmp_path / 'out'}",
+        ],
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line == (
+        "dp2pub: error: dataset.url_base='archive.ics.uci.edu/ml/' is invalid: expected the URL of the folder "
+        "serving the files (http://, https://, ftp://, file://)"
+    )
+    (run,) = runs_in(store, "dataset-nourl")
+    assert run.info.status == "FAILED"

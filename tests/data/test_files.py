@@ -15,6 +15,7 @@ from dp2pub.data.files import (
     sha256_of,
     user_data_dir,
 )
+from dp2pub.validation import ConfigError
 from tests.conftest import ROOT
 
 
@@ -109,10 +110,39 @@ def packaged_bytes(name: str) -> bytes:
 
 def test_download_from_a_mirror_is_verified_and_cached(tmp_path, uci_dir):
     cache = tmp_path / "cache"
-    data = load_car(cache_dir=cache, download=True, url_base=uci_dir.as_uri() + "/")
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "car.data").write_bytes((uci_dir / "car.data").read_bytes())
+    data = load_car(cache_dir=cache, download=True, url_base=mirror.as_uri() + "/")
     assert data.n == 1728 and (cache / "uci" / "car.data").is_file()
-    again = open_data_files(["car.data"], download=True, url_base="file:///nonexistent/", cache_dir=cache)
-    assert again["car.data"].path == cache / "uci" / "car.data"  # reused, not fetched again
+    assert (cache / "uci" / "car.data.url").read_text() == (mirror / "car.data").as_uri() + "\n"
+    (mirror / "car.data").unlink()
+    again = open_data_files(["car.data"], download=True, url_base=mirror.as_uri(), cache_dir=cache)
+    assert again["car.data"].path == cache / "uci" / "car.data"  # same URL: reused, not fetched again
+    with pytest.raises(DataFileError, match="download failed"):  # another URL is fetched, and fails
+        open_data_files(["car.data"], download=True, url_base="file:///nonexistent/", cache_dir=cache)
+    assert (cache / "uci" / "car.data").is_file()  # the earlier download is kept
+
+
+def test_download_wins_over_a_data_directory(tmp_path, uci_dir, monkeypatch):
+    """download=true reads the download, not paths.data_dir or DP2PUB_DATA_DIR (an empty
+    directory here: reading it would fail), and a URL that cannot be read fails."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("DP2PUB_DATA_DIR", str(empty))
+    for data_dir in (None, empty):
+        cache = tmp_path / f"cache-{data_dir is None}"
+        opened = open_data_files(["car.data"], data_dir, download=True, url_base=uci_dir.as_uri(), cache_dir=cache)
+        assert opened["car.data"].path == cache / "uci" / "car.data"
+        with pytest.raises(DataFileError, match=r"^file:///nonexistent/car.data: download failed .*dataset.url_base"):
+            load_car(data_dir, cache_dir=tmp_path / "c", download=True, url_base="file:///nonexistent/")
+
+
+@pytest.mark.parametrize("url_base", [None, "", "  ", "archive.ics.uci.edu/ml/", "gopher://x/", "http://", 3])
+def test_a_url_base_that_is_no_url_is_refused_by_name(url_base, tmp_path):
+    with pytest.raises(ConfigError, match=r"^url_base=.* is invalid: expected the URL of the folder serving"):
+        open_data_files(["car.data"], download=True, url_base=url_base, cache_dir=tmp_path)  # type: ignore[arg-type]
+    open_data_files(["car.data"], url_base=url_base, cache_dir=tmp_path)  # not read without download
 
 
 def test_download_with_a_wrong_checksum_keeps_nothing(tmp_path, uci_dir):

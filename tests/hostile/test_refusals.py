@@ -47,7 +47,33 @@ SIZES = [
         "job too large: dataset.n=10000, dataset.d=1000000, dataset.k_max=10 would need about",
     ),
     (["dataset.n=1000000000000", CAP], "job too large: dataset.n=1000000000000, dataset.d=10"),
-    (["mechanism=rappor", "mechanism.num_bits=1000000000", CAP], "(table 104 KiB, rappor "),
+    (
+        ["mechanism=rappor", "mechanism.num_bits=1000000000", CAP],
+        "job too large: mechanism.num_bits=1000000000 with dataset.n=10000, dataset.d=10, dataset.k_max=10 would "
+        "need about 12.5 TiB (table 104 KiB, rappor 12.5 TiB) > limits.memory_gib=16 = 16 GiB; lower "
+        "mechanism.num_bits or raise limits.memory_gib",
+    ),
+    (
+        ["mechanism=privbayes", "mechanism.degree=9", CAP],
+        "job too large: mechanism.degree=9 with dataset.n=10000, dataset.d=10, dataset.k_max=10 would need about",
+    ),
+    (
+        ["mechanism=dppro", "mechanism.k=100000000", CAP],
+        "job too large: mechanism.k=100000000 with dataset.n=10000, dataset.d=10, dataset.k_max=10 would need about",
+    ),
+    (
+        ["dataset.d=20", "dataset.k_min=20", "dataset.k_max=20", "metrics.ways=[8]", CAP],
+        "job too large: metrics.ways=[8] with synthetic (10000 records x 20 attributes) would need about",
+    ),
+    # the range of a mechanism key is checked before the estimate that would otherwise refuse it
+    (
+        ["mechanism=dp2pub", "mechanism.degree=100"],
+        "mechanism.degree=100 is invalid: expected an integer in [1, 9] (d=10)",
+    ),
+    (
+        ["mechanism=privbayes", "mechanism.degree=100"],
+        "mechanism.degree=100 is invalid: expected an integer in [1, 9] (d=10)",
+    ),
     (
         ["dataset.d=100", "metrics.ways=[5]", "metrics.max_subsets=null", CAP],
         "metrics.ways=[5] with metrics.max_subsets=null on 100 attributes would compute 75,287,620 marginals",
@@ -247,9 +273,22 @@ def test_what_cannot_be_written_or_read_is_refused_in_one_line(case, tmp_path):
     assert_refused(done, message, None)
 
 
-#: Unusual inputs that must run, not be refused: budgets far outside the usual range, and
-#: DP2-Pub's largest clusters at a tiny budget (estimates of 1e16 in the simplex projection).
+#: Unusual inputs that must run, not be refused: budgets far outside the usual range,
+#: DP2-Pub's largest clusters at a tiny budget (estimates of 1e16 in the simplex projection),
+#: and jobs whose estimates once refused them (a 10-way metric of the drawn domains; clusters
+#: that max_cells caps but does not size).
 MUST_RUN = [
+    (1.0, ["metrics.ways=[10]"]),
+    (
+        8.0,
+        [
+            "dataset=adult",
+            "mechanism=dp2pub",
+            "mechanism.max_cluster_size=14",
+            "mechanism.max_cells=1000000000000",
+            "metrics.models=[]",
+        ],
+    ),
     (1000.0, ["mechanism=olh", "dataset.n=2000"]),
     (1e308, ["mechanism=sue", "dataset.n=2000"]),
     (1e300, ["mechanism=grr", "dataset.n=2000"]),

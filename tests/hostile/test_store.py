@@ -7,6 +7,7 @@ in 5 of 5 tries here (``Online migration expected to match one row``, leftover
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -53,9 +54,15 @@ def test_runs_and_a_sweep_started_together_on_a_new_store_all_land(tmp_path):
     assert all(r.info.status == "FINISHED" for r in runs) and len(runs) == 6
 
 
+#: Opens the store argv[1] and logs a run into it.
+WITH_A_RUN = "import sys; from dp2pub.store import open_store; open_store(sys.argv[1]).create_run('0')"
+
+
 def half_migrate(path) -> None:
-    open_store(f"sqlite:///{path}")
-    with sqlite3.connect(path) as db:
+    """A store holding a run whose migration stopped, made in another process (this one must
+    not hold it open: a store others hold is not judged at once, see dp2pub.migration)."""
+    subprocess.run([sys.executable, "-c", WITH_A_RUN, f"sqlite:///{path}"], check=True)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE _alembic_tmp_runs (x INTEGER)")
 
 
@@ -70,7 +77,7 @@ def test_a_half_migrated_store_is_refused_in_one_line_with_a_repair_that_works(t
         f"dp2pub: error: tracking store {uri} is half-migrated (leftover migration table(s) _alembic_tmp_runs)"
     )
     assert f"sqlite3 {path} 'DROP TABLE _alembic_tmp_runs'" in line and f"mlflow db upgrade {uri}" in line
-    with sqlite3.connect(path) as db:  # the repair the line gives
+    with contextlib.closing(sqlite3.connect(path)) as db, db:  # the repair the line gives
         db.execute("DROP TABLE _alembic_tmp_runs")
     mlflow_cli = os.path.join(os.path.dirname(sys.executable), "mlflow")
     subprocess.run([mlflow_cli, "db", "upgrade", uri], check=True, capture_output=True)

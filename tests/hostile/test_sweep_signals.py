@@ -10,11 +10,13 @@ from __future__ import annotations
 import collections
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from dp2pub.interrupts import GRACE
 from dp2pub.resume import PID_TAG, process_alive
 from tests.conftest import runs_in, start_cli
 
@@ -84,18 +86,24 @@ def rerun_completes_the_grid(tmp_path: Path, uri: str) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_stopped_sweep_takes_its_workers_along_and_a_rerun_completes_it(tmp_path, signum):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    proc = sweep(tmp_path, uri, stdout=subprocess.PIPE)
+    proc = sweep(tmp_path, uri, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     wait_for_running_jobs(uri, proc, 2)
     workers = {int(run.data.tags[PID_TAG]) for run in jobs(uri) if run.info.status == "RUNNING"}
     assert proc.pid not in workers  # the jobs run in loky worker processes
+    started = time.monotonic()
     proc.send_signal(signum)
-    stdout, _ = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=60)
+    stopped_in = time.monotonic() - started
     wait_until_workers_are_gone(workers)
     stopped = [run for run in jobs(uri) if run.info.status != "FINISHED"]
     assert stopped and all(run.info.status == "KILLED" for run in stopped), [r.info.status for r in stopped]
     assert all(run.data.tags["error"] == "stopped by SIGTERM" for run in stopped)
     assert len(jobs(uri)) < 4  # the queued jobs did not run after their launcher ended
     if signum == signal.SIGTERM:  # the stopped sweep still sums up (SIGKILL leaves no chance to)
+        assert proc.returncode == 143
+        assert stderr.strip().splitlines() == ["dp2pub: stopped by SIGTERM; a job that was running is marked KILLED"]
+        # joblib's resource trackers ignore SIGTERM: waiting for them took the whole grace period
+        assert stopped_in < GRACE, stopped_in
         finished = len(jobs(uri)) - len(stopped)
         not_run = 4 - len(jobs(uri))
         assert (
@@ -116,3 +124,26 @@ def test_two_identical_sweeps_started_together_run_each_configuration_once(tmp_p
     )
     assert finished == {e: 1 for e in range(1, 5)}
     assert all(run.info.status == "FINISHED" for run in jobs(uri))  # the losers deleted theirs
+
+
+#: A process that ends its work as dp2pub's command line does, then exits while a thread still
+#: runs (joblib's, joined by the interpreter's shutdown), and gets SIGTERM during that join.
+LATE = """
+import atexit, os, signal, sys, threading, time
+from dp2pub.interrupts import note_signals_at_exit, report_late_signal
+atexit.register(report_late_signal)
+def late():
+    time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(0.5)
+threading.Thread(target=late).start()
+note_signals_at_exit()
+print("work done", flush=True)
+"""
+
+
+def test_a_signal_during_the_exit_ends_in_one_line_and_a_failing_status():
+    done = subprocess.run([sys.executable, "-c", LATE], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "work done\n"
+    assert done.stderr.strip().splitlines() == ["dp2pub: stopped by SIGTERM while exiting, after its work was done"]
+    assert done.returncode == 143

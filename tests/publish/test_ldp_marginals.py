@@ -177,4 +177,7 @@ def test_constant_attributes_are_measured_alone_exactly_and_kept_out_of_pairs():
 def test_the_memory_estimate_holds_an_attribute_wider_than_any_pair_measured():
     publisher = LDPMarginalsPublisher(max_cells=100)
     narrow, wide = publisher.memory_bytes(1_000, [2, 50, 3]), publisher.memory_bytes(1_000, [2, 500, 3])
-    assert wide - narrow >= 1_000 * (500 - 100)  # OUE's bits of the 500 values measured alone
+    candidates = publisher.candidates(np.array([2, 500, 3]))
+    users = publisher.group_users(1_000, 3, len(candidates))  # the most users one group measures
+    assert 0 < users < 1_000
+    assert wide - narrow >= users * (500 - 50)  # OUE's bit of each of the 450 more values, for each user
