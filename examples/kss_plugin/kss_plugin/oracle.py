@@ -122,10 +122,12 @@ class KSubset(PackedReports):
 
     @classmethod
     def memory_bytes(cls, n: int, k: int, **options: object) -> int:
-        """Packed reports, ``ceil(k / 8)`` bytes a user, and one chunk's work arrays (an int64
-        pool of the k-1 other values and a bool block of k bits a user, with a few int64 per user)."""
+        """Packed reports, ``ceil(k / 8)`` bytes a user, and one chunk's work arrays, per user of
+        the chunk: the int64 pool of the k-1 other values, the bool comparison of its first m
+        and the bool block of k bits (at most k each), the row index and the inside flags (8
+        each), and the packed row."""
         users = min(n, max(1, CHUNK_CELLS // max(1, k)))
-        return n * ((k + 7) // 8) + 32 * users * (k + 2)
+        return n * ((k + 7) // 8) + users * (8 * (k - 1) + 2 * k + 16 + (k + 7) // 8)
 
     # ----- client side
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
