@@ -287,12 +287,8 @@ class _KAnonymity(Publisher):
                 self.drop,
                 f"attributes that are neither sensitive nor the target (both: {sorted(kept & set(self.drop))})",
             )
-        self.check_shape(data.n, data.domain.sizes)
-
-    def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
-        """``k`` at most the number of records."""
-        if self.k > n:
-            raise ConfigError("mechanism.k", self.k, f"an integer in [1, {n}] (the number of records)")
+        if self.k > data.n:  # of the table published (a job's training part), so not in check_shape
+            raise ConfigError("mechanism.k", self.k, f"an integer in [1, {data.n}] (the number of records)")
 
     def _check_models(self, data: Dataset, sensitive: list[str]) -> None:
         """l and t need a sensitive attribute, and l at most its distinct values."""
