@@ -22,7 +22,7 @@ BAD_COMMAND_LINES = [
     ),
     (
         ["mechanism=nosuchmech"],
-        "mechanism='nosuchmech' is invalid: expected one of dp2pub, dp2pub_ibu, dp2pub_trusted, dp2pub_trusted_ibu, dppro, grr",
+        "mechanism='nosuchmech' is invalid: expected one of aim, dp2pub, dp2pub_ibu, dp2pub_trusted, dp2pub_trusted_ibu, dppro",
     ),
     (["dataset.n=0"], "dataset.n=0 is invalid: expected an integer >= 1"),
     (["dataset.d=0"], "dataset.d=0 is invalid: expected an integer >= 1"),

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from dp2pub.bench.estimates import SHORT_FITS
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
 from dp2pub.mechanisms import ORACLES, RAPPOR
@@ -25,6 +26,7 @@ from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release, TableRelease
 from dp2pub.registry import PUBLISHERS
+from dp2pub.synthesis.pgm import JAX_SLACK
 from dp2pub.testing import (
     ConformanceError,
     OracleCase,
@@ -34,6 +36,7 @@ from dp2pub.testing import (
     parametrize_with_checks,
     publisher_checks,
 )
+from dp2pub.testing.budget import FIXED_DRAWS
 from dp2pub.validation import ConfigError, check_epsilon, check_float
 
 CONF = Path(__file__).resolve().parent.parent / "conf" / "mechanism"
@@ -52,13 +55,21 @@ BAD: dict[str, dict] = {
     "mondrian": {"k": 0, "l": 0, "t": 2.0, "mode": "loose"},
     "ldp_nb": {"oracle": "coin", "alpha": 0.0, "strategy": "everyone", "accounting": "none"},
     "ldp_marginals": {"marginals": "some", "select_fraction": 1.5, "iterations": -1, "max_cells": 0},
+    "mst": {"delta": 1.0, "iterations": 0, "select_iterations": 0},
+    "aim": {"delta": 0.0, "workload_degree": 0, "rounds": 0, "max_model_size": 0.0, "iterations": 0, "time_limit": -1},
+    "hdg": {"g1": 1, "g2": 1.5, "alpha1": 0.0, "alpha2": -1.0, "consistency_rounds": -1, "iterations": 0},
 }
 #: Table ranges a mechanism needs: a degree-2 network needs 3 attributes; the marginal
-#: synthesizer's selection phase (a fifth of the users) needs a user per pair.
+#: synthesizer's selection phase (a fifth of the users) needs a user per pair. MST's budget
+#: check on the fixed draws only (the two budgets whose shares add up to more than epsilon, a
+#: tiny and a huge one): each new table's domain compiles its JAX fit anew (seconds); their
+#: memory with the slack of JAX's Python objects (dp2pub.synthesis.pgm.JAX_SLACK).
 TABLES: dict[str, dict] = {
     "dp2pub": {"dims": (3, 6)},
     "privbayes": {"dims": (3, 6)},
     "ldp_marginals": {"rows": (100, 200)},
+    "mst": {"draws": len(FIXED_DRAWS), "memory_slack": JAX_SLACK},
+    "aim": {"draws": len(FIXED_DRAWS), "memory_slack": JAX_SLACK},
 }
 #: Settings of a shipped config that only fit its dataset: adult's quasi-identifiers.
 ADULT_ONLY = {"quasi_identifiers": None}
@@ -82,6 +93,7 @@ def builtin_publisher(path: Path) -> PublisherCase:
     settings = conf_settings(path)
     name = settings.pop("name")
     settings.update({k: v for k, v in ADULT_ONLY.items() if k in settings})
+    settings.update(SHORT_FITS.get(name, {}))  # a model's fit, not what the checks examine
     return PublisherCase(
         PUBLISHERS[name], settings, bad=BAD[name], name=path.stem, distributions=True, **TABLES.get(name, {})
     )

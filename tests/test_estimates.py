@@ -24,6 +24,7 @@ from dp2pub.limits import GIB, TooLarge, check_job_size
 from dp2pub.publish.base import MemoryAllowance, allowance, claim_memory
 from dp2pub.registry import PUBLISHERS, build_publisher
 from dp2pub.settings import JobSettings, LimitSettings, MetricSettings
+from dp2pub.synthesis.pgm import JAX_SLACK
 from dp2pub.testing.memory import MAX_RATIO, measure_metrics, measure_publishing
 from dp2pub.testing.runs import run
 from dp2pub.testing.tables import random_table
@@ -58,19 +59,23 @@ def grid(stem: str):
                 yield random_table(np.random.default_rng(1), n, dims=(d, d), sizes=sizes)
 
 
-def outside(measured, what: str) -> str | None:
-    return None if measured.within(SLACK) else f"{what}: estimate {measured.estimate:,}, peak {measured.peak:,}"
+#: MST's and AIM's slack: the Python objects of JAX's compiled fits vary by what it cached.
+SLACKS = {"mst": JAX_SLACK, "aim": JAX_SLACK}
+
+
+def outside(measured, what: str, slack: int = SLACK) -> str | None:
+    return None if measured.within(slack) else f"{what}: estimate {measured.estimate:,}, peak {measured.peak:,}"
 
 
 @pytest.mark.parametrize("stem", sorted(SHIPPED))
 def test_a_publisher_estimate_is_within_a_factor_of_the_traced_peak(stem):
     mechanism = publisher(stem)
     run(mechanism, random_table(np.random.default_rng(0), 200, dims=(6, 6)), 1.0, 0)  # warm up
-    failures = []
+    failures, slack = [], SLACKS.get(stem, SLACK)
     for data in grid(stem):
         measured, _ = measure_publishing(mechanism, data, 1.0, 0)
-        failures.append(outside(measured, f"n={data.n}, sizes={list(data.domain.sizes)}"))
-    assert not [f for f in failures if f], f"outside [peak - {SLACK}, {MAX_RATIO} peak + {SLACK}]: {failures}"
+        failures.append(outside(measured, f"n={data.n}, sizes={list(data.domain.sizes)}", slack))
+    assert not [f for f in failures if f], f"outside [peak - {slack}, {MAX_RATIO} peak + {slack}]: {failures}"
 
 
 @pytest.mark.parametrize("stem", ["grr", "grr_table", "pram", "privbayes", "oue", "olh", "rappor", "mondrian"])

@@ -47,6 +47,14 @@ from dp2pub.testing.tables import random_table
 ADULT_ONLY = {"quasi_identifiers": None}
 #: The fewest attributes and records a mechanism needs (a degree-2 network: 3 attributes).
 NEEDS = {"dp2pub": {"d": 3}, "privbayes": {"d": 3}, "ldp_marginals": {"n": 100}}
+#: Settings that shorten what the memory does not depend on: a graphical model's fit
+#: (mirror-descent steps, compiled by JAX for each table's domain) and AIM's rounds (the
+#: model's size is capped and claimed as the data decide it). The checks of ledgers,
+#: releases and determinism use them too (tests/test_conformance.py).
+SHORT_FITS: dict[str, dict] = {
+    "mst": {"iterations": 20, "select_iterations": 20},
+    "aim": {"iterations": 20, "rounds": 7, "workload_degree": 2},
+}
 #: The slack of both bounds: Python objects of a call, which no estimate from the shape counts.
 SLACK = 1 << 16
 #: The budget of every publication measured.
@@ -70,8 +78,10 @@ def shipped_settings(path: Path) -> dict:
 
 
 def shipped_mechanisms() -> dict[str, dict]:
-    """Every shipped mechanism config by its stem, as :func:`shipped_settings`."""
-    return {path.stem: shipped_settings(path) for path in sorted((config_dir() / "mechanism").glob("*.yaml"))}
+    """Every shipped mechanism config by its stem, as :func:`shipped_settings`, with
+    :data:`SHORT_FITS`."""
+    shipped = {path.stem: shipped_settings(path) for path in sorted((config_dir() / "mechanism").glob("*.yaml"))}
+    return {stem: {**settings, **SHORT_FITS.get(settings["name"], {})} for stem, settings in shipped.items()}
 
 
 def row(kind: str, name: str, shape: dict, measured: Measured) -> dict[str, Any]:

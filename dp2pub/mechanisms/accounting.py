@@ -11,6 +11,10 @@ them by a few units in the last place until their exact sum (``math.fsum``, the 
 that composes the ledger into ``epsilon_spent``) is at most the budget, or from
 :func:`two_shares`, two parts whose exact sum is the budget: the accounting is then exact,
 with no tolerance.
+
+Items may instead spend rho-zCDP (MST, AIM): the rho's of the items a user pays add up
+exactly, and their sum is converted to epsilon at the items' delta
+(:func:`dp2pub.mechanisms.zcdp.zcdp_epsilon`), then added to the user's pure epsilon's.
 """
 
 from __future__ import annotations
@@ -19,8 +23,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dp2pub.mechanisms.zcdp import zcdp_epsilon
+
 #: The user group of an item spent by every user.
 ALL_USERS = "all"
+#: Neighbouring tables of a central guarantee: one record replaced (n fixed and public), or
+#: one record added or removed (n private).
+REPLACE_ONE = "replace-one"
+ADD_REMOVE = "add/remove"
 
 
 @dataclass(frozen=True)
@@ -28,19 +38,31 @@ class Spend:
     """One item of a privacy ledger: ``epsilon`` spent in ``phase`` (``perturb``,
     ``structure``, ``report``, ...) on ``attribute`` by the users of group ``users``
     (:data:`ALL_USERS`, or the name of one of disjoint groups of users). ``epsilon = inf``
-    records a query answered on the true data without noise (no finite guarantee)."""
+    records a query answered on the true data without noise (no finite guarantee).
+
+    An item of a zCDP mechanism spends ``rho`` instead (its ``epsilon`` 0), converted at
+    ``delta`` once the ledger's rho's are added up. ``neighbours`` names the neighbouring
+    tables a central guarantee is for (``replace-one``: n fixed and public; ``add/remove``:
+    one record more or less); empty for a local one, which holds for any two values of one
+    user's record.
+    """
 
     phase: str
     attribute: str
     epsilon: float
     users: str = ALL_USERS
+    rho: float = 0.0
+    delta: float = 0.0
+    neighbours: str = ""
 
     def __post_init__(self) -> None:
+        where = f"({self.phase}, {self.attribute})"
         if not self.epsilon >= 0.0:  # NaN fails too; inf: a query answered without noise
-            raise ValueError(
-                f"a ledger item spends an epsilon >= 0 (inf: no bound), not {self.epsilon!r} "
-                f"({self.phase}, {self.attribute})"
-            )
+            raise ValueError(f"a ledger item spends an epsilon >= 0 (inf: no bound), not {self.epsilon!r} {where}")
+        if not (0.0 <= self.rho < math.inf and 0.0 <= self.delta < 1.0):
+            raise ValueError(f"a ledger item spends a finite rho >= 0 at a delta in [0, 1), not {self!r}")
+        if self.rho > 0.0 and not (self.delta > 0.0 and self.epsilon == 0.0):
+            raise ValueError(f"an item that spends rho > 0 has a delta > 0 and epsilon 0 {where}")
 
 
 def epsilon_spent(ledger: Sequence[Spend]) -> float | None:
@@ -49,14 +71,28 @@ def epsilon_spent(ledger: Sequence[Spend]) -> float | None:
     A user pays the items of every user plus those of their own group (sequential
     composition); the cost is the largest over the disjoint groups (parallel composition).
     Sums are exact (``math.fsum``), so shares from :func:`fit_shares` never exceed the budget.
+    A user's rho's (zCDP items) add up exactly and convert at the ledger's one delta.
+
+    Raises:
+        ValueError: if the zCDP items name different deltas.
     """
     if not ledger:
         return None
-    shared = [item.epsilon for item in ledger if item.users == ALL_USERS]
-    groups = {item.users for item in ledger if item.users != ALL_USERS}
-    if not groups:
-        return math.fsum(shared)
-    return max(math.fsum(shared + [item.epsilon for item in ledger if item.users == group]) for group in groups)
+    deltas = {item.delta for item in ledger if item.rho > 0.0}
+    if len(deltas) > 1:
+        raise ValueError(f"the zCDP items of one ledger convert at one delta, not {sorted(deltas)}")
+    groups = {item.users for item in ledger if item.users != ALL_USERS} or {ALL_USERS}
+    return max(_user_epsilon([item for item in ledger if item.users in (ALL_USERS, group)]) for group in groups)
+
+
+def _user_epsilon(items: Sequence[Spend]) -> float:
+    """What one user pays for ``items``: the exact sum of their epsilon's, plus their rho's
+    exact sum converted to epsilon at their delta."""
+    rho = math.fsum(item.rho for item in items)
+    pure = math.fsum(item.epsilon for item in items)
+    if rho == 0.0:
+        return pure
+    return pure + zcdp_epsilon(rho, next(item.delta for item in items if item.rho > 0.0))
 
 
 def fit_shares(shares: Sequence[float], epsilon: float, spent: Sequence[float] = ()) -> list[float]:

@@ -48,7 +48,7 @@ from sklearn.svm import LinearSVC
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.learn.utility import Classifier
-from dp2pub.mechanisms.accounting import Spend, fit_shares, two_shares
+from dp2pub.mechanisms.accounting import REPLACE_ONE, Spend, fit_shares, two_shares
 from dp2pub.mechanisms.dppro import (
     dppro_sigma,
     one_hot_sensitivity,
@@ -211,7 +211,7 @@ class DPProPublisher(Publisher):
         projection = projection_matrix(sum(sizes), self.k, rng)
         released = release_projection(data.codes[:, features], sizes, projection, sigma, rng)
         projected = time.perf_counter()
-        ledger = [Spend("project", "(Gaussian, every feature)", eps_features)]
+        ledger = [Spend("project", "(Gaussian, every feature)", eps_features, neighbours=REPLACE_ONE)]
         timings = {"project": projected - start}
         labels = {}
         # each label at an equal part of eps_labels, fitted so that the ledger's sum is <= epsilon
@@ -219,7 +219,7 @@ class DPProPublisher(Publisher):
         shares = fit_shares([eps_labels / parts] * parts, epsilon, spent=[eps_features]) if parts else []
         for column, share in zip(label_columns, shares):
             labels[column] = GRR(epsilon=share, k=int(data.domain.sizes[column])).perturb(data.codes[:, column], rng)
-            ledger.append(Spend("label", data.domain.names[column], share))
+            ledger.append(Spend("label", data.domain.names[column], share, neighbours=REPLACE_ONE))
         if label_columns:
             timings["label"] = time.perf_counter() - projected
         settings = {

@@ -59,7 +59,7 @@ from dp2pub.data.bayes_net import BayesianNetwork
 from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.data.sampling import DRAW_BYTES
-from dp2pub.mechanisms.accounting import Spend, split_budget, two_shares
+from dp2pub.mechanisms.accounting import REPLACE_ONE, Spend, split_budget, two_shares
 from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, network_bytes, parts_total
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
@@ -288,8 +288,8 @@ class PrivBayesPublisher(Publisher):
         done = time.perf_counter()
         names = data.domain.names
         ledger = [
-            Spend("network", f"(exponential mechanism, {data.d - 1} choices)", eps1),
-            Spend("conditionals", f"(Laplace, {data.d - degree} joints)", eps2),
+            Spend("network", f"(exponential mechanism, {data.d - 1} choices)", eps1, neighbours=REPLACE_ONE),
+            Spend("conditionals", f"(Laplace, {data.d - degree} joints)", eps2, neighbours=REPLACE_ONE),
         ]
         artifacts: dict[str, object] = {
             "network": [{"child": names[c], "parents": [names[p] for p in pa]} for c, pa in network.pairs()],
