@@ -26,7 +26,7 @@ closure; a candidate r is weighted ``w_r = sum over workload marginals s of |r â
    two rounds' budget remains, the last round spends all of it (0.9 on the measurement, 0.1
    on the choice).
 3. **Generate**: a last fit, and as many records as the model estimates sampled exactly
-   (:func:`dp2pub.synthesis.pgm.sample`; issue 37: private-pgm's own sampler lost the
+   (:func:`dp2pub.synthesis.pgm.sample`; private-pgm's own sampler lost the
    dependence AIM's model has).
 
 ``time_limit`` (seconds, not in the paper): on 2 cores AIM on nltcs took about an hour. When

@@ -2,7 +2,7 @@
 random tables (2-6 attributes of 2-5 values), random budgets (1e-3 .. 1e3, none of them round)
 and random settings of its own (DP2-Pub's versions, degrees and cluster caps, hence its cluster
 layouts; PrivBayes's degree and beta; an oracle's strategy; DPPro's label share and labels; the marginal synthesizer's
-selection, oracle and cell cap),
+selection, oracle and cell cap; HDG's answers and rounds; MST's and AIM's delta, rounds and workload),
 spends ``epsilon_spent <= epsilon`` exactly: no tolerance, not even one ulp.
 
 Hypothesis runs derandomized (a fixed seed per test), so a run is reproducible and never
@@ -90,7 +90,28 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
             "iterations": st.integers(0, 3),
         }
     ),
+    "hdg": st.fixed_dictionaries(
+        {
+            "kway": st.sampled_from(["cells", "table"]),
+            "consistency_rounds": st.integers(0, 3),
+            "iterations": st.integers(1, 5),
+        }
+    ),
+    # zCDP converted at delta: the ledger's rho's and the conversion (a model's fit is short)
+    "mst": st.fixed_dictionaries(
+        {"delta": st.sampled_from([1e-9, 1e-5, 0.1]), "iterations": st.just(10), "select_iterations": st.just(10)}
+    ),
+    "aim": st.fixed_dictionaries(
+        {
+            "delta": st.sampled_from([1e-9, 1e-5]),
+            "rounds": st.integers(7, 12),  # more than the 6 attributes at most
+            "workload_degree": st.integers(1, 3),
+            "iterations": st.just(10),
+        }
+    ),
 }
+#: Fewer examples where each compiles a JAX fit for its table's domain (seconds each).
+EXAMPLES = {"mst": 12, "aim": 12}
 
 
 def test_every_budgeted_mechanism_is_covered():
@@ -100,7 +121,7 @@ def test_every_budgeted_mechanism_is_covered():
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
 def test_every_mechanism_spends_at_most_its_budget_exactly(name):
-    @PROFILE
+    @settings(PROFILE, max_examples=EXAMPLES.get(name, PROFILE.max_examples))
     @given(data=tables(), epsilon=budgets, options=SETTINGS[name], seed=st.integers(0, 2**32 - 1))
     def spends_at_most(data, epsilon, options, seed):
         if name in ("dp2pub", "privbayes") and (options["degree"] or 0) >= data.d:

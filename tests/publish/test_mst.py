@@ -149,7 +149,7 @@ def test_at_a_large_budget_mst_recovers_a_tree_structured_table():
 def test_the_ledger_fits_epsilon_on_random_budgets_and_shapes():
     """The ledger arithmetic alone (no fit) over 300 random (epsilon, d, delta) and the budget
     where the thirds' shares converted to a hair more than epsilon (once in 2,500 draws)
-    before the scales were fitted to the ledger itself (review of issue 37)."""
+    before the scales were fitted to the ledger itself (found in review)."""
     rng = np.random.default_rng(8)
     for _ in range(300):
         epsilon, d, delta = float(10 ** rng.uniform(-2, 1)), int(rng.integers(1, 40)), float(10 ** rng.uniform(-12, -3))

@@ -94,7 +94,7 @@ def test_a_sampler_that_loses_dependence_fails_that_check(fitted):
 
 
 def test_private_pgms_own_sampler_loses_dependence_the_model_has(fitted):
-    """Why :func:`sample` is ours (issue 37): ``synthetic_data`` of mbi 1.1.0, on the same
+    """Why :func:`sample` is ours: ``synthetic_data`` of mbi 1.1.0, on the same
     model, draws records whose pairs off the tree miss the model's own marginals by more than
     ten times the tolerance our sampler meets (measured: TVD 0.05-0.28 on the six pairs that
     are not edges; its edges it matches)."""
