@@ -49,8 +49,8 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms.zcdp import exponential_rho, gaussian_rho, zcdp_epsilon, zcdp_rho
-from dp2pub.publish.base import Outcome, Publisher, capped_product, claim_memory, parts_total
-from dp2pub.publish.mst import exponential_epsilon, gaussian_sigma, measure, zcdp_spend
+from dp2pub.publish.base import Outcome, capped_product, claim_memory, parts_total
+from dp2pub.publish.mst import CentralZCDP, exponential_epsilon, gaussian_sigma, measure, zcdp_spend
 from dp2pub.publish.privbayes import exponential_draw
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.pgm import Model, fit, jax_bytes, model_megabytes, require_pgm, sample
@@ -105,12 +105,11 @@ class Budget:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AIMPublisher(Publisher):
+class AIMPublisher(CentralZCDP):
     """``mechanism=aim``: AIM (McKenna et al. PVLDB 2022), central rho-zCDP converted to
     (epsilon, delta)-DP, add/remove neighbours (see the module)."""
 
     name: ClassVar[str] = "aim"
-    delta: float = 1e-9
     workload_degree: int = 3
     rounds: int | None = None
     max_model_size: float = 80.0
@@ -118,7 +117,7 @@ class AIMPublisher(Publisher):
     time_limit: float | None = None
 
     def __post_init__(self) -> None:
-        check_float(self.delta, "delta", 0.0, 1.0)
+        super().__post_init__()
         check_int(self.workload_degree, "workload_degree", 1)
         if self.rounds is not None:
             check_int(self.rounds, "rounds", 1)
@@ -126,9 +125,6 @@ class AIMPublisher(Publisher):
         check_int(self.iterations, "iterations", 1)
         if self.time_limit is not None:
             check_float(self.time_limit, "time_limit", 0.0, open_low=False)
-
-    def guarantee(self, epsilon: float | None) -> str:
-        return f"epsilon={epsilon}, delta={self.delta} (add/remove neighbours)"
 
     def check_shape(self, n: int, sizes: Sequence[int] | np.ndarray) -> None:
         """The initialization measures d 1-way marginals at one round's noise each, 0.9 d / T

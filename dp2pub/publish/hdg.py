@@ -435,7 +435,7 @@ class HDGRelease(Release):
     matrices: Mapping[Pair, np.ndarray]
     iterations: int
     tolerance: float
-    kway: str = "table"
+    kway: str
     trace: FitTrace = field(default_factory=FitTrace, compare=False)
 
     def pair(self, a: int, b: int) -> np.ndarray:

@@ -108,10 +108,8 @@ class Scales:
             rho1, rho2, rho3 = fit_rho_shares([rho / 3.0] * 3, epsilon, delta)
             scales = cls(gaussian_sigma(rho1, d), exponential_epsilon(rho2, d - 1), gaussian_sigma(rho3, d - 1))
         while (epsilon_spent(scales.ledger(d, delta)) or 0.0) > epsilon:
-            up = math.inf
-            scales = cls(
-                math.nextafter(scales.sigma1, up), math.nextafter(scales.em, 0.0), math.nextafter(scales.sigma3, up)
-            )
+            sigma1, sigma3 = (math.nextafter(sigma, math.inf) for sigma in (scales.sigma1, scales.sigma3))
+            scales = cls(sigma1, math.nextafter(scales.em, 0.0), sigma3)
         return scales
 
     def ledger(self, d: int, delta: float) -> list[Spend]:
@@ -231,22 +229,32 @@ def spanning_tree(
 
 
 @dataclass(frozen=True, kw_only=True)
-class MSTPublisher(Publisher):
+class CentralZCDP(Publisher):
+    """A central publisher in rho-zCDP over add/remove neighbours, converted to (epsilon,
+    delta)-DP at its ``delta`` (MST, AIM): the key and the guarantee a run reports."""
+
+    delta: float = 1e-9
+
+    def __post_init__(self) -> None:
+        check_float(self.delta, "delta", 0.0, 1.0)
+
+    def guarantee(self, epsilon: float | None) -> str:
+        return f"epsilon={epsilon}, delta={self.delta} (add/remove neighbours)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MSTPublisher(CentralZCDP):
     """``mechanism=mst``: MST (McKenna, Miklau, Sheldon 2021), central rho-zCDP converted to
     (epsilon, delta)-DP, add/remove neighbours (see the module)."""
 
     name: ClassVar[str] = "mst"
-    delta: float = 1e-9
     iterations: int = 10_000
     select_iterations: int = 2_500
 
     def __post_init__(self) -> None:
-        check_float(self.delta, "delta", 0.0, 1.0)
+        super().__post_init__()
         check_int(self.iterations, "iterations", 1)
         check_int(self.select_iterations, "select_iterations", 1)
-
-    def guarantee(self, epsilon: float | None) -> str:
-        return f"epsilon={epsilon}, delta={self.delta} (add/remove neighbours)"
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """Three int64 copies of the table (compressed, sampled, decoded) and the published
