@@ -26,7 +26,7 @@ from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.base import Outcome, Publisher, working_bytes
 from dp2pub.publish.release import Release, TableRelease
 from dp2pub.registry import PUBLISHERS
-from dp2pub.synthesis.pgm import JAX_SLACK
+from dp2pub.synthesis.pgm import JAX_SLACK, jax_bytes
 from dp2pub.testing import (
     ConformanceError,
     OracleCase,
@@ -54,7 +54,16 @@ BAD: dict[str, dict] = {
     "samarati": {"k": 0, "l": 0, "t": 2.0, "max_suppression": -1},
     "mondrian": {"k": 0, "l": 0, "t": 2.0, "mode": "loose"},
     "ldp_nb": {"oracle": "coin", "alpha": 0.0, "strategy": "everyone", "accounting": "none"},
-    "ldp_marginals": {"marginals": "some", "select_fraction": 1.5, "iterations": -1, "max_cells": 0},
+    "ldp_marginals": {
+        "marginals": "some",
+        "select_fraction": 1.5,
+        "iterations": -1,
+        "max_cells": 0,
+        "allocation": "optimal",
+        "inference": "exact",
+        "pgm_iterations": 0,
+        "max_model_size": 0.0,
+    },
     "mst": {"delta": 1.0, "iterations": 0, "select_iterations": 0},
     "aim": {"delta": 0.0, "workload_degree": 0, "rounds": 0, "max_model_size": 0.0, "iterations": 0, "time_limit": -1},
     "hdg": {"g1": 1, "g2": 1.5, "alpha1": 0.0, "alpha2": -1.0, "consistency_rounds": -1, "iterations": 0},
@@ -70,6 +79,14 @@ TABLES: dict[str, dict] = {
     "ldp_marginals": {"rows": (100, 200)},
     "mst": {"draws": len(FIXED_DRAWS), "memory_slack": JAX_SLACK},
     "aim": {"draws": len(FIXED_DRAWS), "memory_slack": JAX_SLACK},
+    "ldp_marginals_pgm": {"rows": (100, 200), "draws": len(FIXED_DRAWS), "memory_slack": JAX_SLACK},
+    # its compiled fit may be cached by an earlier test in the same worker: the Python objects
+    # of a fit of the most measurements (15 pairs, 6 attributes) are slack on both sides
+    "ldp_marginals_pgm_tree": {
+        "rows": (100, 200),
+        "draws": len(FIXED_DRAWS),
+        "memory_slack": JAX_SLACK + jax_bytes(21),
+    },
 }
 #: Settings of a shipped config that only fit its dataset: adult's quasi-identifiers.
 ADULT_ONLY = {"quasi_identifiers": None}
@@ -121,13 +138,17 @@ def builtin_oracle(name: str) -> OracleCase:
 CONFIGS = sorted(CONF.glob("*.yaml"))
 #: Settings beyond the shipped configs whose accounting or release takes another path:
 #: histograms instead of records, one sampled attribute per user, a spend beyond epsilon at
-#: the configuration's request, a step that is not private at its request, disjoint groups.
+#: the configuration's request, a step that is not private at its request, disjoint groups, the
+#: marginal synthesizer's graphical model (a short fit, as :data:`SHORT_FITS`), held whole or
+#: in a junction tree (a model size below the whole domain's).
 VARIANTS = {
     "oue_aggregates": ("oue", {"simulate": "aggregates"}),
     "grr_sample_unbiased": ("grr", {"strategy": "sample", "estimator": "unbiased"}),
     "ldp_nb_per_report": ("ldp_nb", {"strategy": "split", "accounting": "per_report"}),
     "dp2pub_exact_entropies": ("dp2pub", {"trust": "trusted", "entropies": "exact"}),
     "dp2pub_two_phase_users": ("dp2pub", {"trust": "local_two_phase", "split": "users"}),
+    "ldp_marginals_pgm": ("ldp_marginals", {"inference": "pgm", "allocation": "cells", "pgm_iterations": 20}),
+    "ldp_marginals_pgm_tree": ("ldp_marginals", {"inference": "pgm", "pgm_iterations": 20, "max_model_size": 1e-4}),
 }
 
 
@@ -136,7 +157,12 @@ def variant(label: str) -> PublisherCase:
     name, settings = VARIANTS[label]
     unbiased = settings.get("estimator") == "unbiased"
     return PublisherCase(
-        PUBLISHERS[name], settings, bad=BAD[name], name=label, distributions=not unbiased, **TABLES.get(name, {})
+        PUBLISHERS[name],
+        settings,
+        bad=BAD[name],
+        name=label,
+        distributions=not unbiased,
+        **TABLES.get(label, TABLES.get(name, {})),
     )
 
 

@@ -23,6 +23,13 @@ group of users with the whole budget, instead of every attribute of every user a
 4. **Synthesize** ``n`` records matching the chosen pairs and the 1-way marginals with
    PrivSyn's GUM (:mod:`dp2pub.synthesis.gum`).
 
+Or steps 3-4 by a graphical model (``inference: pgm``, :meth:`LDPMarginalsPublisher.infer_pgm`):
+every estimate a Gaussian measurement of its counts with its variance, fitted by private-pgm's
+mirror descent (McKenna et al., ICML 2019) as MST and AIM do centrally, and ``n`` records
+sampled from the model exactly (:mod:`dp2pub.synthesis.pgm`). ``allocation: cells`` gives a
+marginal's group users in proportion to ``cells ** (2/3)`` rather than equally
+(:func:`allocation_weights`).
+
 Steps 2-4 are post-processing of the reports (the choice of pairs reads only first-phase
 reports, which are differentially private). Attributes in no pair of at most ``max_cells``
 cells are measured alone, by a group of their own.
@@ -46,15 +53,22 @@ from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracles import ORACLES
 from dp2pub.mechanisms.unary import OUE
-from dp2pub.publish.base import Outcome, Publisher, reports_bytes
+from dp2pub.publish.base import Outcome, Publisher, capped_product, claim_memory, parts_total, reports_bytes
 from dp2pub.publish.release import TableRelease
+from dp2pub.synthesis import dense
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
+from dp2pub.synthesis.pgm import Measurement, fit, jax_bytes, model_megabytes, require_pgm, sample
 from dp2pub.synthesis.selection import cell_variances, dependence, dependence_margin, select_pairs
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int, check_optional_float
 
 MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
 MARGINAL_ORACLES: tuple[str, ...] = ("adaptive", "grr", "oue", "olh")
+INFERENCES: tuple[str, ...] = ("gum", "pgm")
+#: Float64 copies of the model's cells a fit holds at once: its counts, log-potentials and
+#: exponentials (whole), the factors, messages and sampler's marginals (junction tree).
+MODEL_COPIES = 4
+ALLOCATIONS: tuple[str, ...] = ("uniform", "cells")
 
 
 @dataclass(frozen=True)
@@ -111,18 +125,43 @@ def combine(a: Measured, b: Measured) -> Measured:
     return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support)
 
 
-def split_users(users: np.ndarray, groups: int, key: str, value: object) -> list[np.ndarray]:
-    """``users`` split into ``groups`` groups whose sizes differ by at most one.
+def split_users(users: np.ndarray, cells: Sequence[int], allocation: str, key: str, value: object) -> list[np.ndarray]:
+    """``users`` split into one group per marginal of ``cells`` cells: ``uniform``, sizes that
+    differ by at most one; ``cells``, sizes proportional to ``cells ** (2/3)`` (largest
+    remainders, each at least one user; :func:`allocation_weights`).
 
     Raises:
         ConfigError: naming ``key`` (whose ``value`` decided how many users there are) when
             some group would be empty.
     """
+    groups = len(cells)
     if users.size < groups:
         raise ConfigError(
             key, value, f"a value that leaves at least {groups} users for {groups} marginals (not {users.size})"
         )
-    return np.array_split(users, groups)
+    if allocation == "uniform":
+        return np.array_split(users, groups)
+    return np.split(users, np.cumsum(group_sizes(users.size, allocation_weights(cells)))[:-1])
+
+
+def allocation_weights(cells: Sequence[int]) -> np.ndarray:
+    """The share of users of a marginal of ``cells`` cells under ``allocation: cells``:
+    ``cells ** (2/3)``. Each cell's estimate from m users has variance ``v / m`` (the oracle's
+    per-user variance ``v``), so a marginal's expected TVD is about ``c k sqrt(v / m)``; the
+    sum over marginals, with the users' total fixed, is least at ``m`` proportional to
+    ``(k^2 v)^(1/3)`` (Lagrange). ``v`` is taken equal for all marginals: it is for OUE and
+    OLH, and GRR's, where the adaptive oracle picks it, is within 4x of OUE's."""
+    return np.asarray(cells, dtype=np.float64) ** (2.0 / 3.0)
+
+
+def group_sizes(users: int, weights: np.ndarray) -> np.ndarray:
+    """``users`` split proportionally to ``weights`` by largest remainders, every group at
+    least one (``users`` at least the number of groups)."""
+    extra = users - weights.size  # one user each first, the rest by weight
+    share = extra * weights / weights.sum()
+    sizes = np.floor(share).astype(np.int64)
+    sizes[np.argsort(sizes - share, kind="stable")[: extra - int(sizes.sum())]] += 1
+    return sizes + 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,6 +177,10 @@ class LDPMarginalsPublisher(Publisher):
     max_cells: int = 100_000
     iterations: int = 50
     consistency_rounds: int = 100
+    allocation: str = "uniform"
+    inference: str = "gum"
+    pgm_iterations: int = 1000
+    max_model_size: float = 1.0
 
     def __post_init__(self) -> None:
         check_choice(self.marginals, "marginals", MARGINALS)
@@ -147,34 +190,76 @@ class LDPMarginalsPublisher(Publisher):
         check_int(self.max_cells, "max_cells", 4)
         check_int(self.iterations, "iterations", 0)
         check_int(self.consistency_rounds, "consistency_rounds", 1)
+        check_choice(self.allocation, "allocation", ALLOCATIONS)
+        check_choice(self.inference, "inference", INFERENCES)
+        check_int(self.pgm_iterations, "pgm_iterations", 1)
+        check_float(self.max_model_size, "max_model_size", 0.0)
+
+    #: ``inference: pgm``: the model's size is decided by the pairs chosen, within
+    #: ``max_model_size``: claimed once the model is fitted.
+    deferred_memory: ClassVar[frozenset[str]] = frozenset({"max_model_size"})
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
+        return parts_total(self.memory_parts(n, sizes))
+
+    def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
         """What the survey and the synthesis keep, the users' order (int64) and every
         candidate marginal's estimate with its consistent copy, variances and GUM's target (32
         bytes a cell), and the larger of the two phases. Measuring a marginal: its users' codes
         of its attributes and their joint code (int64), and their reports and estimate
         (:func:`~dp2pub.publish.base.reports_bytes` over its cells) for the most users a group
-        may have (:meth:`group_users`). The synthesis (GUM): the records in the table's codes
-        and as int64 (the published table), and GUM's per-record arrays (64 bytes)."""
+        may have (:meth:`group_users`). The synthesis by GUM: the records in the table's codes
+        and as int64 (the published table), and GUM's per-record arrays (64 bytes). By
+        private-pgm (``inference: pgm``): the sampled codes (int64, twice) and the published
+        copy, the sampler's per-record arrays (192 bytes), the Python objects of JAX's compiled
+        fit of at most a measurement a candidate pair and an attribute (:func:`~dp2pub.synthesis.pgm.jax_bytes`;
+        none for a model held whole, :meth:`whole`), and, under ``max_model_size``,
+        :data:`MODEL_COPIES` float64 copies of the model's cells: at most that many megabytes
+        but never less than its 1-way tables, nor more than d tables of the whole domain;
+        deferred, and claimed once the model is fitted."""
         n, sizes = int(n), [int(k) for k in sizes]
         itemsize = code_dtype(max(sizes, default=1)).itemsize
         cells = [math.prod(sizes[a] for a in key) for key in self.candidates(np.asarray(sizes))] + sizes
         oracles = (GRR, OUE) if self.oracle == "adaptive" else (ORACLES[self.oracle],)
-        users = self.group_users(n, len(sizes), len(cells) - len(sizes))
+        users = self.group_users(n, sizes)
         measure = users * (2 * itemsize + 8) + reports_bytes(oracles, users, max(cells, default=1), itemsize=8)
-        synthesis = n * len(sizes) * (itemsize + 8) + 64 * n
-        return 8 * n + 32 * sum(cells) + max(measure, synthesis)
+        if self.inference == "gum":
+            synthesis = n * len(sizes) * (itemsize + 8) + 64 * n
+            return {"": 8 * n + 32 * sum(cells) + max(measure, synthesis)}
+        synthesis = n * len(sizes) * (itemsize + 16) + 192 * n
+        cap = max(int(self.max_model_size * 2**20), 8 * sum(sizes))  # every attribute is in the model
+        model = min(cap, 8 * capped_product(sizes) * max(len(sizes), 1))
+        if not self.whole(sizes):
+            synthesis += jax_bytes(len(cells))  # each candidate pair, each attribute
+        return {"": 8 * n + 32 * sum(cells) + max(measure, synthesis), "max_model_size": MODEL_COPIES * model}
 
-    def group_users(self, n: int, d: int, candidates: int) -> int:
-        """The most users one group may have, of ``n`` over ``d`` attributes with
-        ``candidates`` candidate marginals (the groups of a phase differ by at most one user):
-        ``all_pairs``, n over the candidates; ``adaptive``, the larger of the first phase's
-        share and the second's, whose marginals, the chosen pairs and the attributes none of
-        them covers, are at least d / 2."""
+    def whole(self, sizes: Sequence[int]) -> bool:
+        """``inference: pgm``: whether the model is held whole (its domain's float64 cells
+        within ``max_model_size`` megabytes), fitted in numpy without JAX."""
+        return 8 * capped_product(sizes) <= self.max_model_size * 2**20
+
+    def group_users(self, n: int, sizes: Sequence[int]) -> int:
+        """The most users one group may have, of ``n`` over attributes of domain ``sizes``
+        (:meth:`split`): ``all_pairs``, of the candidates' share; ``adaptive``, the larger of
+        the first phase's and the second's, whose marginals, the chosen pairs and the
+        attributes none of them covers, are at least d / 2, from the candidates and the
+        attributes (under ``allocation: cells`` the largest of them beside the smallest)."""
+        candidates = [math.prod(sizes[a] for a in key) for key in self.candidates(np.asarray(sizes))]
         if self.marginals == "all_pairs":
-            return -(-n // max(candidates, 1))
+            return self.largest_group(n, candidates, len(candidates))
         cut = round(self.select_fraction * n)
-        return max(-(-cut // max(candidates, 1)), -(-(n - cut) // max(-(-d // 2), 1)))
+        second = self.largest_group(n - cut, [*candidates, *sizes], -(-len(sizes) // 2))
+        return max(self.largest_group(cut, candidates, len(candidates)), second)
+
+    def largest_group(self, users: int, cells: Sequence[int], groups: int) -> int:
+        """The most users one of ``groups`` groups may get of ``users``, each group's marginal
+        of cells among ``cells`` (:func:`split_users`)."""
+        groups = max(groups, 1)
+        if self.allocation == "uniform" or not cells:
+            return -(-users // groups)
+        weights = np.sort(allocation_weights(cells))
+        least = weights[-1] + weights[: groups - 1].sum()
+        return int(max(users - groups, 0) * weights[-1] / least) + 2
 
     def candidates(self, sizes: np.ndarray) -> list[tuple[int, ...]]:
         """Every pair of at most ``max_cells`` cells and no constant attribute (which depends on
@@ -191,38 +276,101 @@ class LDPMarginalsPublisher(Publisher):
         candidates = self.candidates(data.domain.sizes)
         users = rng.permutation(data.n)
         cut = data.n if self.marginals == "all_pairs" else round(self.select_fraction * data.n)
-        groups = list(zip(candidates, split_users(users[:cut], len(candidates), *self.users_key(data.n))))
+        groups = list(zip(candidates, self.split(users[:cut], candidates, data)))
         first = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups}
         if self.marginals == "all_pairs":
             return Survey(groups, first, candidates)
         chosen = self.choose(first, data.n - cut, data.d)
         again = _with_uncovered(chosen, data.d)
-        groups += zip(again, split_users(users[cut:], len(again), *self.users_key(data.n)))
+        groups += zip(again, self.split(users[cut:], again, data))
         second = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups[len(candidates) :]}
         measured = {**first, **{key: combine(first[key], m) if key in first else m for key, m in second.items()}}
         return Survey(groups, measured, chosen)
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
+        if self.inference == "pgm":
+            require_pgm("inference", self.inference)
         start = time.perf_counter()
         survey = self.survey(data, epsilon, rng)
         timed = {"measure": time.perf_counter() - start}
-        tables, consistency = consistent(survey.measured, self.consistency_rounds)
-        timed["consistency"] = time.perf_counter() - start - timed["measure"]
-        one_way = [_one_way(tables, a) for a in range(data.d)]
-        targets = {key: tables[key] for key in _with_uncovered(survey.chosen, data.d)}
-        records = gum(targets, one_way, data.n, rng, self.iterations)
-        timed["synthesis"] = time.perf_counter() - start - sum(timed.values())
+        if self.inference == "pgm":
+            records, extra = self.infer_pgm(data, survey, rng)
+            timed["synthesis"] = time.perf_counter() - start - timed["measure"]
+        else:
+            tables, consistency = consistent(survey.measured, self.consistency_rounds)
+            timed["consistency"] = time.perf_counter() - start - timed["measure"]
+            one_way = [_one_way(tables, a) for a in range(data.d)]
+            targets = {key: tables[key] for key in _with_uncovered(survey.chosen, data.d)}
+            records = gum(targets, one_way, data.n, rng, self.iterations)
+            timed["synthesis"] = time.perf_counter() - start - sum(timed.values())
+            extra = {
+                "consistency_rounds": float(consistency.rounds),
+                "consistency_converged": float(consistency.converged),
+            }
         label = {key: "+".join(data.domain.names[a] for a in key) for key in survey.measured}
         ledger = [Spend("report", label[key], epsilon, f"group {i}") for i, (key, _) in enumerate(survey.groups)]
         extra = {
             "marginals_measured": float(len(survey.measured)),
             "pairs_chosen": float(sum(len(key) == 2 for key in survey.chosen)),
-            "consistency_rounds": float(consistency.rounds),
-            "consistency_converged": float(consistency.converged),
+            **extra,
         }
         measured = {"measured": [label[key] for key, _ in survey.groups], "chosen": [label[k] for k in survey.chosen]}
         return Outcome(TableRelease(data.with_codes(records)), ledger, timed, extra, {"marginals": measured})
+
+    def infer_pgm(self, data: Dataset, survey: Survey, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+        """Steps 3-4 by private-pgm's estimation instead (``inference: pgm``): every estimate a
+        Gaussian measurement of counts with its population variance
+        (:attr:`Measured.population_variance` times n^2); the chosen pairs, most dependent
+        first (:func:`ranked`), enter the model while its junction tree stays within
+        ``max_model_size`` megabytes; a pair that does not is measured on its two attributes
+        (its row and column sums, of k_b and k_a times its cell variance), as are the
+        first-phase pairs not chosen, and an attribute's 1-way measurements are pooled
+        (:func:`pooled`); n records sampled from the fitted model exactly. A model
+        whose whole domain fits in ``max_model_size`` is fitted and sampled whole, in numpy
+        (:mod:`dp2pub.synthesis.dense`: the same steps, without JAX's compilation)."""
+        sizes = [int(k) for k in data.domain.sizes]
+        whole = self.whole(sizes)
+        model_pairs: list[tuple[int, ...]] = []
+        for key in ranked(survey.measured, [key for key in survey.chosen if len(key) == 2]):
+            if (
+                whole
+                or model_megabytes(sizes, [*model_pairs, key, *((a,) for a in range(data.d))]) <= self.max_model_size
+            ):
+                model_pairs.append(key)
+        measurements, sums = [], []
+        for key, m in survey.measured.items():
+            stddev = math.sqrt(m.population_variance) * data.n
+            if key in model_pairs:
+                measurements.append(Measurement(key, m.table.ravel() * data.n, stddev))
+                continue
+            if len(key) == 1:
+                sums.append(Measurement(key, m.table.ravel() * data.n, stddev))
+                continue
+            for axis, attribute in enumerate(key):  # the pair's marginal of each of its attributes
+                other = m.table.shape[1 - axis]
+                sums.append(Measurement((attribute,), m.table.sum(axis=1 - axis) * data.n, stddev * math.sqrt(other)))
+        measurements += pooled(sums)
+        if whole:
+            joint = dense.fit(sizes, measurements, self.pgm_iterations, float(data.n))
+            megabytes = joint.nbytes / 2**20
+            records = dense.sample(joint, data.n, rng)
+        else:
+            model = fit(
+                sizes, measurements, self.pgm_iterations, "inference", self.inference, known_total=float(data.n)
+            )
+            megabytes = model_megabytes(sizes, model.cliques)
+            records = sample(model, data.n, rng)
+        claim_memory(
+            "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
+        )
+        extra = {"pairs_modelled": float(len(model_pairs)), "model_megabytes": megabytes, "model_whole": float(whole)}
+        return records.astype(code_dtype(max(sizes, default=1))), extra
+
+    def split(self, users: np.ndarray, keys: Sequence[tuple[int, ...]], data: Dataset) -> list[np.ndarray]:
+        """:func:`split_users` of ``users`` over the marginals ``keys`` of ``data``."""
+        cells = [math.prod(int(data.domain.sizes[a]) for a in key) for key in keys]
+        return split_users(users, cells, self.allocation, *self.users_key(data.n))
 
     def users_key(self, n: int) -> tuple[str, object]:
         """The key to change when there are too few users for the groups, and its value."""
@@ -261,6 +409,34 @@ def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tup
     of a constant attribute, sets what it shares)."""
     variances = {key: m.population_variance for key, m in measured.items()}
     return make_consistent({key: m.table for key, m in measured.items()}, variances, rounds)
+
+
+def pooled(measurements: Sequence[Measurement]) -> list[Measurement]:
+    """Measurements of one clique pooled into one, each clique's in order of first
+    appearance: the inverse-variance mean of their values, with variance one over the sum
+    of the inverse variances. The least-squares loss of the pooled measurement differs from
+    the sum of theirs by a constant, so a fit is the same, with fewer terms to compile."""
+    by_clique: dict[tuple[int, ...], list[Measurement]] = {}
+    for m in measurements:
+        by_clique.setdefault(m.clique, []).append(m)
+    result = []
+    for clique, group in by_clique.items():
+        weights = np.array([1.0 / m.stddev**2 for m in group])
+        values = np.average(np.stack([m.values for m in group]), axis=0, weights=weights)
+        result.append(Measurement(clique, values, float(1.0 / math.sqrt(weights.sum()))))
+    return result
+
+
+def ranked(measured: Mapping[tuple[int, ...], Measured], pairs: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """``pairs`` by their estimated dependence, the largest first (ties in their order):
+    :func:`~dp2pub.synthesis.selection.dependence` of each pair's estimate against its own
+    1-way sums, with no margin."""
+
+    def score(key: tuple[int, ...]) -> float:
+        m = measured[key]
+        return dependence(m.table, m.table.sum(axis=1), m.table.sum(axis=0), m.users, m.support, 0.0)
+
+    return sorted(pairs, key=lambda key: -score(key))
 
 
 def _with_uncovered(chosen: list[tuple[int, ...]], d: int) -> list[tuple[int, ...]]:

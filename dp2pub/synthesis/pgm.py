@@ -75,7 +75,7 @@ def require_pgm(key: str, value: object) -> Any:
     try:
         import mbi
     except ImportError as error:
-        raise ConfigError(key, value, f"a mechanism whose library is installed: it needs {INSTALL_HINT}") from error
+        raise ConfigError(key, value, f"a setting whose library is installed: it needs {INSTALL_HINT}") from error
     return mbi
 
 

@@ -3,7 +3,9 @@ marginals with the oracle's variance for the group's size, and a table that keep
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms import GRR, OUE
 from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.publish import ldp_marginals
+from dp2pub.publish.base import MemoryAllowance, allowance
 from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher, measure
 from dp2pub.synthesis.selection import dependence_margin
 from dp2pub.validation import ConfigError
@@ -177,7 +180,110 @@ def test_constant_attributes_are_measured_alone_exactly_and_kept_out_of_pairs():
 def test_the_memory_estimate_holds_an_attribute_wider_than_any_pair_measured():
     publisher = LDPMarginalsPublisher(max_cells=100)
     narrow, wide = publisher.memory_bytes(1_000, [2, 50, 3]), publisher.memory_bytes(1_000, [2, 500, 3])
-    candidates = publisher.candidates(np.array([2, 500, 3]))
-    users = publisher.group_users(1_000, 3, len(candidates))  # the most users one group measures
+    users = publisher.group_users(1_000, [2, 500, 3])  # the most users one group measures
     assert 0 < users < 1_000
     assert wide - narrow >= users * (500 - 50)  # OUE's bit of each of the 450 more values, for each user
+
+
+# ---------------------------------------------------------------- allocation: cells
+@pytest.mark.parametrize("users", [7, 100, 9_999])
+def test_a_split_by_cells_gives_each_marginal_its_share_within_one_user(users):
+    cells = [4, 6, 1_681, 2, 36, 4, 100]
+    sizes = ldp_marginals.group_sizes(users, ldp_marginals.allocation_weights(cells))
+    assert sizes.sum() == users and sizes.min() >= 1
+    share = 1 + (users - len(cells)) * np.asarray(cells) ** (2 / 3) / sum(k ** (2 / 3) for k in cells)
+    assert np.all(np.abs(sizes - share) < 1)
+    groups = ldp_marginals.split_users(np.arange(users), cells, "cells", "dataset.n", users)
+    assert [g.size for g in groups] == sizes.tolist()
+    assert np.array_equal(np.concatenate(groups), np.arange(users))
+    uniform = ldp_marginals.split_users(np.arange(users), cells, "uniform", "dataset.n", users)
+    assert [g.size for g in uniform] == [g.size for g in np.array_split(np.arange(users), len(cells))]
+
+
+@pytest.mark.parametrize("marginals", ["adaptive", "all_pairs"])
+def test_the_groups_follow_their_marginals_cells_and_the_memory_bound_holds(marginals):
+    sizes = (2, 7, 4, 12, 3)
+    data = table(chain(6_000, sizes, np.random.default_rng(12)), sizes)
+    publisher = LDPMarginalsPublisher(marginals=marginals, allocation="cells", iterations=2)
+    survey = publisher.survey(data, 1.0, np.random.default_rng(13))
+    users = np.concatenate([group for _, group in survey.groups])
+    assert np.array_equal(np.sort(users), np.arange(data.n))
+    first = len(publisher.candidates(np.array(sizes)))
+    for phase in (survey.groups[:first], survey.groups[first:]):
+        if not phase:
+            continue
+        cells = [math.prod(sizes[a] for a in key) for key, _ in phase]
+        expected = ldp_marginals.group_sizes(sum(g.size for _, g in phase), ldp_marginals.allocation_weights(cells))
+        assert [g.size for _, g in phase] == expected.tolist()
+    largest = max(g.size for _, g in survey.groups)
+    assert largest <= publisher.group_users(data.n, sizes)
+    uniform = LDPMarginalsPublisher(marginals=marginals).survey(data, 1.0, np.random.default_rng(13))
+    assert largest > max(g.size for _, g in uniform.groups)  # the 84-cell pair gets more than an equal share
+
+
+# ---------------------------------------------------------------- inference: pgm
+def pgm_publisher(**settings) -> LDPMarginalsPublisher:
+    pytest.importorskip("mbi")
+    return LDPMarginalsPublisher(inference="pgm", **settings)
+
+
+def tvd(published: np.ndarray, truth: np.ndarray, key: tuple[int, ...], sizes: tuple[int, ...]) -> float:
+    got = marginal_counts(published[:, list(key)], [sizes[a] for a in key]) / len(published)
+    return 0.5 * float(np.abs(got - truth).sum())
+
+
+def test_noise_free_marginals_fitted_by_a_graphical_model_give_the_chains_pairs_and_triples():
+    rng = np.random.default_rng(4)
+    sizes = (2, 3, 3, 2)
+    data = table(chain(12_000, sizes, rng), sizes)
+    outcome = pgm_publisher(marginals="all_pairs", pgm_iterations=500).publish(data, 60.0, np.random.default_rng(5))
+    assert outcome.published is not None and outcome.published.n == data.n
+    assert outcome.epsilon_spent == 60.0 and outcome.extra_metrics["pairs_modelled"] == 6
+    assert outcome.extra_metrics["model_whole"] == 1.0  # 36 cells: fitted whole, in numpy
+    for key in [*itertools.combinations(range(4), 2), *itertools.combinations(range(4), 3)]:
+        truth = marginal_counts(data.codes[:, list(key)], [sizes[a] for a in key]) / data.n
+        # each pair measured from a group of 2,000; the table is 12,000 draws from the model
+        bound = 3 * (sampling_tvd(truth, 2_000) + sampling_tvd(truth, data.n))
+        assert tvd(outcome.published.codes, truth, key, sizes) < bound, key
+
+
+def test_pairs_beyond_the_model_size_are_measured_on_their_attributes_only():
+    rng = np.random.default_rng(4)
+    sizes = (2, 3, 3, 2)
+    data = table(chain(12_000, sizes, rng), sizes)
+    outcome = pgm_publisher(marginals="all_pairs", pgm_iterations=500, max_model_size=1e-9).publish(
+        data, 60.0, np.random.default_rng(5)
+    )
+    assert outcome.published is not None and outcome.extra_metrics["pairs_modelled"] == 0
+    assert outcome.extra_metrics["model_whole"] == 0.0  # private-pgm's junction tree
+    for a in range(4):  # each attribute from three pairs' sums
+        truth = marginal_counts(data.codes[:, [a]], [sizes[a]]) / data.n
+        assert tvd(outcome.published.codes, truth, (a,), sizes) < 3 * (
+            sampling_tvd(truth, 2_000) + sampling_tvd(truth, data.n)
+        )
+    truth = marginal_counts(data.codes[:, [0, 1]], [2, 3]) / data.n
+    assert tvd(outcome.published.codes, truth, (0, 1), sizes) > 10 * sampling_tvd(truth, 2_000)  # independent
+
+
+def test_the_graphical_model_is_claimed_and_a_missing_library_refused_naming_the_key(monkeypatch):
+    sizes = (2, 3, 3, 2)
+    data = table(chain(2_000, sizes, np.random.default_rng(4)), sizes)
+    granted = MemoryAllowance()
+    with allowance(granted):
+        outcome = pgm_publisher(pgm_iterations=20).publish(data, 1.0, np.random.default_rng(5))
+    need = ldp_marginals.MODEL_COPIES * int(outcome.extra_metrics["model_megabytes"] * 2**20)
+    assert granted.claimed["max_model_size"] == need > 0
+    monkeypatch.setitem(sys.modules, "mbi", None)  # import mbi raises ImportError
+    with pytest.raises(ConfigError, match=r"inference='pgm'.*dp2pub\[pgm\]"):
+        LDPMarginalsPublisher(inference="pgm").publish(data, 1.0, np.random.default_rng(5))
+
+
+def test_new_settings_are_refused_naming_the_key():
+    for key, value in [
+        ("allocation", "optimal"),
+        ("inference", "exact"),
+        ("pgm_iterations", 0),
+        ("max_model_size", 0.0),
+    ]:
+        with pytest.raises(ConfigError, match=key):
+            LDPMarginalsPublisher(**{key: value})
