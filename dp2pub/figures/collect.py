@@ -10,6 +10,7 @@ from MLflow and from a written CSV, so both give the same table.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -117,6 +118,8 @@ def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:
         table[param] = runs.get(f"params.{param}", None)
     if spec.hue_parts:
         table[spec.hue] = joined(table[list(spec.hue_parts)])
+    if spec.hue in table:
+        table[spec.hue] = one_per_label(table[spec.hue], spec.hue_labels)
     logged = [c[len("metrics.") :] for c in runs.columns if c.startswith("metrics.")]
     metrics = [m for m in logged if m in spec.collected_metrics or family_of(spec, m)]
     table = table.join(runs[[f"metrics.{m}" for m in metrics]].rename(columns=lambda c: c[len("metrics.") :]))
@@ -133,6 +136,21 @@ def tidy(spec: StudySpec, runs: pd.DataFrame) -> pd.DataFrame:
 def family_of(spec: StudySpec, metric: str) -> bool:
     """Whether the logged ``metric`` belongs to a family whose metric the spec reads."""
     return any(f.metric in spec.collected_metrics and f.value(metric) is not None for f in spec.families)
+
+
+def one_per_label(hue: pd.Series, labels: Mapping[str, str]) -> pd.Series:
+    """Hue values that share a legend label in ``labels`` as the first of them there: one
+    line (the same variant logged with more parameters, by newer runs, or a parameter that
+    does not apply to it)."""
+    first: dict[str, str] = {}
+    for value, label in labels.items():
+        first.setdefault(label, value)
+
+    def canonical(value: object) -> object:
+        label = labels.get(str(value))
+        return value if label is None else first[label]
+
+    return hue.map(canonical, na_action="ignore")
 
 
 def joined(parts: pd.DataFrame) -> pd.Series:

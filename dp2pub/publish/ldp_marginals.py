@@ -74,12 +74,15 @@ ALLOCATIONS: tuple[str, ...] = ("uniform", "cells")
 @dataclass(frozen=True)
 class Measured:
     """An unbiased estimate of one marginal, its per-cell variance at frequencies near 0, the
-    users behind it and their oracle's support probabilities ``(p*, q*)`` (``(1, 0)``: exact)."""
+    users behind it, their oracle's support probabilities ``(p*, q*)`` (``(1, 0)``: exact) and
+    whether a report supports exactly one value (GRR, exact reports) or each value on its own
+    (OUE, OLH)."""
 
     table: np.ndarray
     variance: float
     users: int
     support: tuple[float, float]
+    exclusive: bool = True
 
     @property
     def population_variance(self) -> float:
@@ -87,6 +90,25 @@ class Measured:
         oracle's and the group's sampling variance (:func:`~dp2pub.synthesis.selection.cell_variances`,
         at the estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
         return float(cell_variances(self.table, *self.support).mean()) / self.users
+
+    def sums_variance(self, keep: int) -> float:
+        """Mean variance of the estimate's sums onto its axis ``keep`` (a pair's row or column
+        sums, of K cells each) about the population's, as :attr:`population_variance` is of
+        its cells. A user of a sum's frequency f supports s of its K values: when a report
+        supports one value (GRR), s is Bernoulli with mean ``K q* + f (p* - q*)``; when each
+        value on its own (OUE, OLH: the user's own with p*, each other with q*), ``Var s = f
+        (p*(1 - p*) - q*(1 - q*)) + K q*(1 - q*) + f (1 - f) (p* - q*)^2``. Divided by
+        ``users (p* - q*)^2``; with K = 1 both are :func:`cell_variances`."""
+        p, q = self.support
+        k = self.table.size // self.table.shape[keep]
+        other = tuple(axis for axis in range(self.table.ndim) if axis != keep)
+        f = np.clip(self.table.sum(axis=other), 0.0, 1.0)
+        if self.exclusive:
+            s = k * q + f * (p - q)
+            spread = s * (1.0 - s)
+        else:
+            spread = f * (p * (1 - p) - q * (1 - q)) + k * q * (1 - q) + f * (1 - f) * (p - q) ** 2
+        return float(spread.mean()) / (self.users * (p - q) ** 2)
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,8 @@ def measure(
     channel = build_oracle(oracle, epsilon, k)
     values = joint_codes(data.codes[np.ix_(users, np.array(key))], shape)
     estimate = channel.estimate(channel.perturb(values, rng), "unbiased").reshape(shape)
-    return Measured(estimate, channel.variance(users.size), users.size, (channel.p_star, channel.q_star))
+    support = (channel.p_star, channel.q_star)
+    return Measured(estimate, channel.variance(users.size), users.size, support, isinstance(channel, GRR))
 
 
 def combine(a: Measured, b: Measured) -> Measured:
@@ -122,7 +145,7 @@ def combine(a: Measured, b: Measured) -> Measured:
         return a
     wa, wb = 1.0 / a.variance, 1.0 / b.variance
     table = (wa * a.table + wb * b.table) / (wa + wb)
-    return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support)
+    return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support, a.exclusive)
 
 
 def split_users(users: np.ndarray, cells: Sequence[int], allocation: str, key: str, value: object) -> list[np.ndarray]:
@@ -321,49 +344,48 @@ class LDPMarginalsPublisher(Publisher):
     def infer_pgm(self, data: Dataset, survey: Survey, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
         """Steps 3-4 by private-pgm's estimation instead (``inference: pgm``): every estimate a
         Gaussian measurement of counts with its population variance
-        (:attr:`Measured.population_variance` times n^2); the chosen pairs, most dependent
-        first (:func:`ranked`), enter the model while its junction tree stays within
-        ``max_model_size`` megabytes; a pair that does not is measured on its two attributes
-        (its row and column sums, of k_b and k_a times its cell variance), as are the
-        first-phase pairs not chosen, and an attribute's 1-way measurements are pooled
-        (:func:`pooled`); n records sampled from the fitted model exactly. A model
-        whose whole domain fits in ``max_model_size`` is fitted and sampled whole, in numpy
-        (:mod:`dp2pub.synthesis.dense`: the same steps, without JAX's compilation)."""
+        (:attr:`Measured.population_variance` times n^2); the measured pairs, the chosen ones
+        first, each group most dependent first (:func:`ranked`), enter the model while its
+        junction tree stays within ``max_model_size`` megabytes; a pair that does not is
+        measured on its two attributes (its row and column sums, :meth:`Measured.sums_variance`),
+        an attribute's 1-way measurements pooled (:func:`pooled`), a constant's left out (the
+        total fixes it); the model's memory claimed, fitted, and n records sampled from it
+        exactly. A model whose whole domain fits in ``max_model_size`` is fitted and sampled
+        whole, in numpy (:mod:`dp2pub.synthesis.dense`: the same steps, without JAX's
+        compilation)."""
         sizes = [int(k) for k in data.domain.sizes]
         whole = self.whole(sizes)
+        pairs = [key for key in survey.measured if len(key) == 2]
+        chosen = [key for key in survey.chosen if len(key) == 2]
+        singles = [(a,) for a in range(data.d)]
         model_pairs: list[tuple[int, ...]] = []
-        for key in ranked(survey.measured, [key for key in survey.chosen if len(key) == 2]):
-            if (
-                whole
-                or model_megabytes(sizes, [*model_pairs, key, *((a,) for a in range(data.d))]) <= self.max_model_size
-            ):
+        for key in [*ranked(survey.measured, chosen), *ranked(survey.measured, [p for p in pairs if p not in chosen])]:
+            if whole or model_megabytes(sizes, [*model_pairs, key, *singles]) <= self.max_model_size:
                 model_pairs.append(key)
         measurements, sums = [], []
         for key, m in survey.measured.items():
-            stddev = math.sqrt(m.population_variance) * data.n
             if key in model_pairs:
-                measurements.append(Measurement(key, m.table.ravel() * data.n, stddev))
-                continue
-            if len(key) == 1:
-                sums.append(Measurement(key, m.table.ravel() * data.n, stddev))
-                continue
-            for axis, attribute in enumerate(key):  # the pair's marginal of each of its attributes
-                other = m.table.shape[1 - axis]
-                sums.append(Measurement((attribute,), m.table.sum(axis=1 - axis) * data.n, stddev * math.sqrt(other)))
+                measurements.append(
+                    Measurement(key, m.table.ravel() * data.n, math.sqrt(m.population_variance) * data.n)
+                )
+            elif len(key) == 1 and sizes[key[0]] > 1:  # a constant's is exact: the total fixes it
+                sums.append(Measurement(key, m.table.ravel() * data.n, math.sqrt(m.population_variance) * data.n))
+            elif len(key) == 2:  # the pair's marginal of each of its attributes
+                for axis, attribute in enumerate(key):
+                    total = m.table.sum(axis=1 - axis) * data.n
+                    sums.append(Measurement((attribute,), total, math.sqrt(m.sums_variance(axis)) * data.n))
         measurements += pooled(sums)
+        megabytes = 8 * math.prod(sizes) / 2**20 if whole else model_megabytes(sizes, [*model_pairs, *singles])
+        claim_memory(
+            "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
+        )
         if whole:
-            joint = dense.fit(sizes, measurements, self.pgm_iterations, float(data.n))
-            megabytes = joint.nbytes / 2**20
-            records = dense.sample(joint, data.n, rng)
+            records = dense.sample(dense.fit(sizes, measurements, self.pgm_iterations, float(data.n)), data.n, rng)
         else:
             model = fit(
                 sizes, measurements, self.pgm_iterations, "inference", self.inference, known_total=float(data.n)
             )
-            megabytes = model_megabytes(sizes, model.cliques)
             records = sample(model, data.n, rng)
-        claim_memory(
-            "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
-        )
         extra = {"pairs_modelled": float(len(model_pairs)), "model_megabytes": megabytes, "model_whole": float(whole)}
         return records.astype(code_dtype(max(sizes, default=1))), extra
 

@@ -6,7 +6,7 @@ import mlflow
 import pandas as pd
 import pytest
 
-from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, read_runs, write_csv
+from dp2pub.figures.collect import EmptyStudyError, collect, numeric_or_text, one_per_label, read_runs, write_csv
 from tests.figures.conftest import STUDIES, VALUES
 
 SPEC = STUDIES["fo_variance"]
@@ -94,3 +94,10 @@ def test_collecting_leaves_the_tracking_uri_as_it_was(fake_store, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////somewhere/else.db")
     collect(SPEC, fake_store["uri"])
     assert mlflow.get_tracking_uri() == "sqlite:////somewhere/else.db"
+
+
+def test_hue_values_that_share_a_legend_label_are_one_line():
+    labels = {"ldp/adaptive": "ours, adaptive", "ldp/all": "ours, all", "ldp/adaptive/uniform/gum": "ours, adaptive"}
+    hue = pd.Series(["ldp/adaptive/uniform/gum", "ldp/adaptive", "ldp/all", "other", None])
+    assert one_per_label(hue, labels).tolist()[:4] == ["ldp/adaptive", "ldp/adaptive", "ldp/all", "other"]
+    assert one_per_label(hue, {}).tolist()[:4] == hue.tolist()[:4]  # no labels: as they are

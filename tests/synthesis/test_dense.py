@@ -80,3 +80,9 @@ def test_weighted_measurements_are_refused():
     measured = [Measurement((0,), np.ones(2), 1.0, weights=np.ones((1, 2)))]
     with pytest.raises(ValueError, match="plain counts"):
         dense.fit((2, 3), measured, 10, 10.0)
+
+
+def test_unsorted_cliques_are_refused_and_no_measurement_leaves_the_model_uniform():
+    with pytest.raises(ValueError, match="increasing order"):
+        dense.fit((2, 3), [Measurement((1, 0), np.ones(6), 1.0)], 10, 6.0)
+    assert np.allclose(dense.fit((2, 3), [], 10, 6.0), 1.0)
