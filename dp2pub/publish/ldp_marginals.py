@@ -219,7 +219,7 @@ class LDPMarginalsPublisher(Publisher):
         check_float(self.max_model_size, "max_model_size", 0.0)
 
     #: ``inference: pgm``: the model's size is decided by the pairs chosen, within
-    #: ``max_model_size``: claimed once the model is fitted.
+    #: ``max_model_size``: claimed once its cliques are known, before the fit.
     deferred_memory: ClassVar[frozenset[str]] = frozenset({"max_model_size"})
 
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
@@ -239,7 +239,7 @@ class LDPMarginalsPublisher(Publisher):
         none for a model held whole, :meth:`whole`), and, under ``max_model_size``,
         :data:`MODEL_COPIES` float64 copies of the model's cells: at most that many megabytes
         but never less than its 1-way tables, nor more than d tables of the whole domain;
-        deferred, and claimed once the model is fitted."""
+        deferred, and claimed once its cliques are known, before the fit."""
         n, sizes = int(n), [int(k) for k in sizes]
         itemsize = code_dtype(max(sizes, default=1)).itemsize
         cells = [math.prod(sizes[a] for a in key) for key in self.candidates(np.asarray(sizes))] + sizes
