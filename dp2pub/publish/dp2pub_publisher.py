@@ -47,7 +47,7 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset, code_dtype
 from dp2pub.data.sampling import DRAW_BYTES
-from dp2pub.mechanisms.accounting import ALL_USERS, Spend, fit_shares, split_budget, two_shares
+from dp2pub.mechanisms.accounting import ALL_USERS, REPLACE_ONE, Spend, fit_shares, split_budget, two_shares
 from dp2pub.mechanisms.chunks import chunk_rows
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import IBUTrace
@@ -266,11 +266,16 @@ class DP2PubPublisher(Publisher):
         select = privbayes_selector(net_share, data.n, data.domain.sizes)
         network = greedy_bayes(data, self.degree, rng=rng, select_pair=select)
         times["structure"] = time.perf_counter() - mark
-        ledger = [Spend("structure", f"selection {i + 1} (exponential mechanism)", net_share) for i in range(d - 1)]
+        # the curator's queries of the true table: central, PrivBayes's replace-one sensitivities
+        # (n public); the release perturbs each record on its own, a local guarantee
+        ledger = [
+            Spend("structure", f"selection {i + 1} (exponential mechanism)", net_share, neighbours=REPLACE_ONE)
+            for i in range(d - 1)
+        ]
         if private:
             h_share = split_budget(eps_h, d)
             entropies = noisy_entropies(data.codes, data.domain.sizes, h_share, rng)
-            ledger += [Spend("weights", f"entropy of {a} (Laplace)", h_share) for a in names]
+            ledger += [Spend("weights", f"entropy of {a} (Laplace)", h_share, neighbours=REPLACE_ONE) for a in names]
         else:
             entropies = exact_entropies(data.codes, data.domain.sizes)
         clusters = self._clusters(network, entropies, data.domain.sizes, rng)

@@ -10,7 +10,7 @@ import dp2pub.publish.dp2pub_publisher as module
 from dp2pub.audit import privacy_loss, satisfies_ldp
 from dp2pub.data.synthetic_bn import make_synthetic_bn
 from dp2pub.job import check_budget
-from dp2pub.mechanisms.accounting import epsilon_spent, split_budget, two_shares
+from dp2pub.mechanisms.accounting import REPLACE_ONE, epsilon_spent, split_budget, two_shares
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.publish.dp2pub_publisher import DP2PubPublisher
 from dp2pub.publish.invariant_pram import channel_matrix
@@ -38,6 +38,9 @@ def test_trusted_spends_eps1_on_d_minus_1_selections_and_d_entropies_and_eps2_ov
     assert len(selections) == data.d - 1 and {s.epsilon for s in selections} == {split_budget(eps_net, data.d - 1)}
     assert len(weights) == data.d and math.fsum(s.epsilon for s in weights) == pytest.approx(eps_h)
     assert len(outcome.ledger) == len(selections) + len(weights) + len(release)
+    # the curator's queries are central over replace-one neighbours; the release is local
+    assert {s.neighbours for s in selections + weights} == {REPLACE_ONE}
+    assert {s.neighbours for s in release} == {""}
     spent = {item.attribute: item.epsilon for item in release}
     clusters = outcome.artifacts["clusters"]
     assert sorted(a for c in clusters for a in c["attributes"]) == sorted(data.domain.names)
