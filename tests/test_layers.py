@@ -56,8 +56,6 @@ DEFERRED: dict[str, set[str]] = {
     # optional reference libraries of the benchmarks (extra bench), and pytest for the suite
     "dp2pub.bench.references": {"pure_ldp", "multi_freq_ldpy", "xxhash"},
     "dp2pub.bench.structure": {"DataSynthesizer"},
-    # private-pgm and JAX (a second and more) only when MST or AIM fits a model
-    "dp2pub.synthesis.pgm": {"mbi", "jax"},
     "dp2pub.testing.suite": {"pytest"},
     "dp2pub.testing.verdicts": {"pytest"},
 }

@@ -49,11 +49,11 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms.zcdp import exponential_rho, gaussian_rho, zcdp_epsilon, zcdp_rho
-from dp2pub.publish.base import Outcome, capped_product, claim_memory, parts_total
+from dp2pub.publish.base import Outcome, claim_memory, parts_total
 from dp2pub.publish.mst import CentralZCDP, exponential_epsilon, gaussian_sigma, measure, zcdp_spend
 from dp2pub.publish.privbayes import exponential_draw
 from dp2pub.publish.release import TableRelease
-from dp2pub.synthesis.pgm import Model, fit, jax_bytes, model_megabytes, require_pgm, sample
+from dp2pub.synthesis.pgm import MODEL_COPIES, Model, fit, model_megabytes, model_memory, sample
 from dp2pub.validation import ConfigError, check_epsilon, check_float, check_int
 
 #: Shares of a round's budget: the measurement's and the choice's (the paper's 0.9 and 0.1).
@@ -143,18 +143,13 @@ class AIMPublisher(CentralZCDP):
     def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
         """From the shape: the true counts of every candidate (float64, twice: the answers
         and a model's estimate), the table's int64 codes and the sampled ones, its published
-        copy, a few arrays per record, and the Python objects of JAX's compiled fit of the
-        most measurements, d and one a round (:func:`~dp2pub.synthesis.pgm.jax_bytes`). Under ``max_model_size``: three
-        float64 copies of the model's cells (the factors a query contracts, its
-        intermediates, the sampler's clique marginals), at most that many megabytes and never
-        more than d tables of the whole domain; deferred, and claimed once the model is
-        known. JAX's own buffers are not traced."""
+        copy, and a few arrays per record. Under ``max_model_size``: the fit's and the
+        sampler's copies of the model's tables (:func:`~dp2pub.synthesis.pgm.model_memory`),
+        deferred, and claimed once the model is known."""
         n, sizes = int(n), [int(k) for k in sizes]
         cells = sum(math.prod(sizes[a] for a in r) for r in downward_closure(self.workload(len(sizes))))
-        shape = 16 * cells + 16 * n * len(sizes) + table_bytes(n, sizes) + 352 * n
-        shape += jax_bytes(len(sizes) + (self.rounds or 16 * len(sizes)))
-        model = min(int(self.max_model_size * 2**20), 8 * capped_product(sizes) * max(len(sizes), 1))
-        return {"": shape, "max_model_size": 3 * model}
+        shape = 16 * cells + 16 * n * len(sizes) + table_bytes(n, sizes) + 192 * n
+        return {"": shape, "max_model_size": model_memory(self.max_model_size, sizes)}
 
     def workload(self, d: int) -> list[tuple[int, ...]]:
         """Every marginal of ``workload_degree`` attributes (of all d if there are fewer)."""
@@ -163,7 +158,6 @@ class AIMPublisher(CentralZCDP):
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
         self.check_shape(data.n, data.domain.sizes)
-        require_pgm("name", self.name)
         start = time.perf_counter()
         d, sizes = data.d, [int(k) for k in data.domain.sizes]
         codes = data.codes.astype(np.int64)
@@ -179,7 +173,7 @@ class AIMPublisher(CentralZCDP):
         measured = measure(codes, sizes, [(a,) for a in range(d)], budget.sigma, rng)
         budget.spent.append(math.fsum([gaussian_rho(budget.sigma)] * d))
         ledger = [zcdp_spend("measure", f"{d} 1-way marginals (sigma={budget.sigma:.6g})", budget.spent[0], self.delta)]
-        model = fit(sizes, measured, self.iterations, "name", self.name)
+        model = fit(sizes, measured, self.iterations)
         ran, annealed, bound, last = 0, 0, False, False
         while not last:
             if budget.rho - math.fsum(budget.spent) < 2 * budget.round_rho():
@@ -203,17 +197,19 @@ class AIMPublisher(CentralZCDP):
                     self.delta,
                 )
             )
-            model = fit(sizes, measured, self.iterations, "name", self.name, warm=model)
+            model = fit(sizes, measured, self.iterations, warm=model)
             cells = math.prod(sizes[a] for a in chosen)
             if not last and np.abs(model.counts_of([chosen])[0] - before).sum() <= bias(budget.sigma, cells):
                 budget.sigma /= 2.0
                 budget.epsilon *= 2.0
                 annealed += 1
         timed = {"select_measure": time.perf_counter() - start}
-        model = fit(sizes, measured, self.iterations, "name", self.name, warm=model)
+        model = fit(sizes, measured, self.iterations, warm=model)
         timed["fit"] = time.perf_counter() - start - timed["select_measure"]
         megabytes = model_megabytes(sizes, model.cliques)
-        claim_memory("max_model_size", self.max_model_size, 3 * int(megabytes * 2**20), "AIM's graphical model")
+        claim_memory(
+            "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "AIM's graphical model"
+        )
         rows = max(1, round(model.total))
         records = sample(model, rows, rng)
         timed["synthesis"] = time.perf_counter() - start - sum(timed.values())

@@ -55,19 +55,15 @@ from dp2pub.mechanisms.oracles import ORACLES
 from dp2pub.mechanisms.unary import OUE
 from dp2pub.publish.base import Outcome, Publisher, capped_product, claim_memory, parts_total, reports_bytes
 from dp2pub.publish.release import TableRelease
-from dp2pub.synthesis import dense
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
-from dp2pub.synthesis.pgm import Measurement, fit, jax_bytes, model_megabytes, require_pgm, sample
+from dp2pub.synthesis.pgm import MODEL_COPIES, Measurement, fit, model_megabytes, model_memory, sample
 from dp2pub.synthesis.selection import cell_variances, dependence, dependence_margin, select_pairs
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int, check_optional_float
 
 MARGINALS: tuple[str, ...] = ("adaptive", "all_pairs")
 MARGINAL_ORACLES: tuple[str, ...] = ("adaptive", "grr", "oue", "olh")
 INFERENCES: tuple[str, ...] = ("gum", "pgm")
-#: Float64 copies of the model's cells a fit holds at once: its counts, log-potentials and
-#: exponentials (whole), the factors, messages and sampler's marginals (junction tree).
-MODEL_COPIES = 4
 ALLOCATIONS: tuple[str, ...] = ("uniform", "cells")
 
 
@@ -234,10 +230,8 @@ class LDPMarginalsPublisher(Publisher):
         may have (:meth:`group_users`). The synthesis by GUM: the records in the table's codes
         and as int64 (the published table), and GUM's per-record arrays (64 bytes). By
         private-pgm (``inference: pgm``): the sampled codes (int64, twice) and the published
-        copy, the sampler's per-record arrays (192 bytes), the Python objects of JAX's compiled
-        fit of at most a measurement a candidate pair and an attribute (:func:`~dp2pub.synthesis.pgm.jax_bytes`;
-        none for a model held whole, :meth:`whole`), and, under ``max_model_size``,
-        :data:`MODEL_COPIES` float64 copies of the model's cells: at most that many megabytes
+        copy, the sampler's per-record arrays (192 bytes), and, under ``max_model_size``,
+        :data:`~dp2pub.synthesis.pgm.MODEL_COPIES` float64 copies of the model's cells: at most that many megabytes
         but never less than its 1-way tables, nor more than d tables of the whole domain;
         deferred, and claimed once its cliques are known, before the fit."""
         n, sizes = int(n), [int(k) for k in sizes]
@@ -250,15 +244,14 @@ class LDPMarginalsPublisher(Publisher):
             synthesis = n * len(sizes) * (itemsize + 8) + 64 * n
             return {"": 8 * n + 32 * sum(cells) + max(measure, synthesis)}
         synthesis = n * len(sizes) * (itemsize + 16) + 192 * n
-        cap = max(int(self.max_model_size * 2**20), 8 * sum(sizes))  # every attribute is in the model
-        model = min(cap, 8 * capped_product(sizes) * max(len(sizes), 1))
-        if not self.whole(sizes):
-            synthesis += jax_bytes(len(cells))  # each candidate pair, each attribute
-        return {"": 8 * n + 32 * sum(cells) + max(measure, synthesis), "max_model_size": MODEL_COPIES * model}
+        return {
+            "": 8 * n + 32 * sum(cells) + max(measure, synthesis),
+            "max_model_size": model_memory(self.max_model_size, sizes),
+        }
 
     def whole(self, sizes: Sequence[int]) -> bool:
-        """``inference: pgm``: whether the model is held whole (its domain's float64 cells
-        within ``max_model_size`` megabytes), fitted in numpy without JAX."""
+        """``inference: pgm``: whether the model may hold the whole domain (its float64 cells
+        within ``max_model_size`` megabytes), and so every measured pair."""
         return 8 * capped_product(sizes) <= self.max_model_size * 2**20
 
     def group_users(self, n: int, sizes: Sequence[int]) -> int:
@@ -312,8 +305,6 @@ class LDPMarginalsPublisher(Publisher):
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        if self.inference == "pgm":
-            require_pgm("inference", self.inference)
         start = time.perf_counter()
         survey = self.survey(data, epsilon, rng)
         timed = {"measure": time.perf_counter() - start}
@@ -350,9 +341,8 @@ class LDPMarginalsPublisher(Publisher):
         measured on its two attributes (its row and column sums, :meth:`Measured.sums_variance`),
         an attribute's 1-way measurements pooled (:func:`pooled`), a constant's left out (the
         total fixes it); the model's memory claimed, fitted, and n records sampled from it
-        exactly. A model whose whole domain fits in ``max_model_size`` is fitted and sampled
-        whole, in numpy (:mod:`dp2pub.synthesis.dense`: the same steps, without JAX's
-        compilation)."""
+        exactly. A model whose whole domain fits in ``max_model_size`` (:meth:`whole`) takes
+        every measured pair."""
         sizes = [int(k) for k in data.domain.sizes]
         whole = self.whole(sizes)
         pairs = [key for key in survey.measured if len(key) == 2]
@@ -379,13 +369,8 @@ class LDPMarginalsPublisher(Publisher):
         claim_memory(
             "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
         )
-        if whole:
-            records = dense.sample(dense.fit(sizes, measurements, self.pgm_iterations, float(data.n)), data.n, rng)
-        else:
-            model = fit(
-                sizes, measurements, self.pgm_iterations, "inference", self.inference, known_total=float(data.n)
-            )
-            records = sample(model, data.n, rng)
+        model = fit(sizes, measurements, self.pgm_iterations, known_total=float(data.n))
+        records = sample(model, data.n, rng)
         extra = {"pairs_modelled": float(len(model_pairs)), "model_megabytes": megabytes, "model_whole": float(whole)}
         return records.astype(code_dtype(max(sizes, default=1))), extra
 

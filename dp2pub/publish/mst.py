@@ -56,7 +56,7 @@ from dp2pub.mechanisms.zcdp import exponential_rho, fit_rho_shares, gaussian_rho
 from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.publish.privbayes import exponential_draw
 from dp2pub.publish.release import TableRelease
-from dp2pub.synthesis.pgm import Measurement, Model, fit, jax_bytes, require_pgm, sample, total_estimate
+from dp2pub.synthesis.pgm import Measurement, Model, fit, sample, total_estimate
 from dp2pub.validation import check_epsilon, check_float, check_int
 
 #: A value is kept when its noisy count is at least this many noise deviations (the script's 3).
@@ -260,17 +260,14 @@ class MSTPublisher(CentralZCDP):
         """Three int64 copies of the table (compressed, sampled, decoded) and the published
         one; per record, a few int64 and float64 arrays at a time (a marginal's joint codes,
         a sampled column's parents, uniforms and search); the model's largest cliques, pairs
-        of the largest domains (float64, a few copies each); and the Python objects of JAX's
-        compiled fit of 2 d - 1 measurements (:func:`~dp2pub.synthesis.pgm.jax_bytes`). JAX's own buffers
-        hold the cliques, not the records, and are not traced."""
+        of the largest domains (float64, a few copies each)."""
         n, sizes = int(n), [int(k) for k in sizes]
         largest = sorted(sizes, reverse=True)[:2]
         cliques = 64 * math.prod(largest) * len(sizes)
-        return 24 * n * len(sizes) + table_bytes(n, sizes) + 192 * n + cliques + jax_bytes(2 * len(sizes) - 1)
+        return 24 * n * len(sizes) + table_bytes(n, sizes) + 192 * n + cliques
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
-        require_pgm("name", self.name)
         start = time.perf_counter()
         d, sizes = data.d, [int(k) for k in data.domain.sizes]
         scales = Scales.fit(d, epsilon, self.delta)
@@ -280,12 +277,12 @@ class MSTPublisher(CentralZCDP):
         codes = compression.encode(data.codes)
         edges: list[tuple[int, int]] = []
         if d > 1:
-            one_way = fit(compression.sizes, log1, self.select_iterations, "name", self.name, known_total=total)
+            one_way = fit(compression.sizes, log1, self.select_iterations, known_total=total)
             edges = spanning_tree(codes, compression.sizes, one_way, scales.em, rng)
             log1 += measure(codes, compression.sizes, edges, scales.sigma3, rng)
         ledger = scales.ledger(d, self.delta)
         timed = {"measure": time.perf_counter() - start}
-        model = fit(compression.sizes, log1, self.iterations, "name", self.name, known_total=total)
+        model = fit(compression.sizes, log1, self.iterations, known_total=total)
         timed["fit"] = time.perf_counter() - start - timed["measure"]
         rows = max(1, round(model.total))
         records = compression.decode(sample(model, rows, rng), sizes, rng)

@@ -1,55 +1,58 @@
-"""Graphical-model inference from noisy marginals (private-pgm), and exact sampling of the model.
+"""Graphical-model inference from noisy marginals (private-pgm's estimation, in numpy), and
+exact sampling of the model.
 
 McKenna, Sheldon, Miklau, "Graphical-model based estimation and inference for differential
 privacy", ICML 2019: given noisy linear measurements of marginals, find the distribution
 that fits them best (least squares, weighted by each measurement's noise) among those of a
-Markov random field over the measured cliques; it is found by mirror descent (Algorithm 1)
-over the marginal polytope. dp2pub calls private-pgm's own implementation (the ``mbi``
-package, the ``pgm`` extra); attributes are named by their column index.
+Markov random field ``p(x) ∝ exp(Σ_c θ_c(x_c))`` over the measured cliques; it is found by
+mirror descent over the marginal polytope (Algorithm 1). :func:`fit` runs the algorithm of
+private-pgm's ``mbi.estimation.mirror_descent`` (mbi 1.1.0) step for step: the loss
+``Σ_m ½ ||(w_m μ_m − y_m) / σ_m||²``, the first step ``2 / (L total)`` with ``L`` the loss's
+Lipschitz constant by 50 steps of power iteration, the step grown by 1.01 when Armijo's
+condition holds and halved (the step undone) when it does not; the model's marginals by
+message passing on private-pgm's junction tree (:mod:`dp2pub.synthesis.junction`).
+
+Why not private-pgm itself: it compiles every fit's functions with JAX, and compiling is most
+of its time here (on nltcs's 120 pairs, 213 of 275 s at 100 steps; on acs a fit was still
+compiling after 11 minutes; AIM compiles anew each round as its model grows). The numpy fit
+needs no compiling and is tested against ``mbi`` to rounding (tests/synthesis/test_pgm.py,
+where the ``pgm`` extra is installed).
 
 :func:`sample` draws records from the fitted model *exactly*: attribute by attribute in the
 reverse of the junction tree's elimination order, each from its conditional distribution
 given the attributes already drawn that share a clique of the triangulated graph with it
 (they form one clique, so the model's clique marginal gives that conditional exactly).
-``mbi.MarkovRandomField.synthetic_data`` (1.1.0) is not used: it conditions on neighbours in
-the measured cliques rather than the triangulated ones and, within a group of equal parent
-values, assigns values in record order (its "round" method), which correlates a column with
-columns drawn before it beyond the model (tests/synthesis/test_pgm.py; with private-pgm's MST
-script on acs at epsilon 0.4, 5 seeds: its model's 2-way AVD 0.013, the tables that sampler
-drew from it 0.068).
+``mbi.MarkovRandomField.synthetic_data`` (1.1.0) conditions on neighbours in the measured
+cliques rather than the triangulated ones and, within a group of equal parent values,
+assigns values in record order (its "round" method), which correlates a column with columns
+drawn before it beyond the model (tests/synthesis/test_pgm.py; with private-pgm's MST script
+on acs at epsilon 0.4, 5 seeds: its model's 2-way AVD 0.013, the tables that sampler drew
+from it 0.068).
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from dp2pub.data.marginals import joint_codes
-from dp2pub.validation import ConfigError
+from dp2pub.synthesis.junction import Clique, JunctionTree
 
-#: The Python objects JAX keeps while a fit is compiled and run (jaxprs, traced by
-#: tracemalloc beside the arrays), a base and a part per measurement of the fit: measured
-#: 0.8-4 MiB for fits of 5-13 measurements, varying by what JAX has cached already (the
-#: memory checks allow MST and AIM a slack of :data:`JAX_SLACK` for it).
-JAX_TRACE_BYTES = 9 << 18
-JAX_BYTES_PER_MEASUREMENT = 1 << 17
-JAX_SLACK = 3 << 19
-
-
-def jax_bytes(measurements: int) -> int:
-    """The Python objects of JAX's compiled fit of ``measurements`` measurements."""
-    return JAX_TRACE_BYTES + JAX_BYTES_PER_MEASUREMENT * measurements
-
-
+#: Steps of power iteration for the loss's Lipschitz constant (private-pgm's).
+POWER_STEPS = 50
 #: numpy's einsum names at most this many axes.
 EINSUM_AXES = 52
-#: How to get the extra when private-pgm is missing.
-INSTALL_HINT = "private-pgm (pip install 'dp2pub[pgm]')"
+#: Float64 copies of a model's junction-tree tables that a fit or the sampler holds at once:
+#: a fit, the potentials, gradients and marginals of the current and the trial step, and the
+#: messages' temporaries; the sampler, its conditionals over the largest node (measured with
+#: tracemalloc: 2.1-5.6 times the tables in a fit, up to 8.9 with the sampler, for models of
+#: 0.05-0.8 MB).
+MODEL_COPIES = 10
 
 
 @dataclass(frozen=True)
@@ -65,116 +68,196 @@ class Measurement:
     weights: np.ndarray | None = None
 
 
-def require_pgm(key: str, value: object) -> Any:
-    """The ``mbi`` package, imported here only (JAX on the CPU; a second to import).
-
-    Raises:
-        ConfigError: naming ``key`` when the ``pgm`` extra is not installed.
-    """
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # no probing for accelerators
-    try:
-        import mbi
-    except ImportError as error:
-        raise ConfigError(key, value, f"a setting whose library is installed: it needs {INSTALL_HINT}") from error
-    return mbi
-
-
-def _domain(mbi: Any, sizes: Sequence[int]) -> Any:
-    return mbi.Domain([str(a) for a in range(len(sizes))], [int(k) for k in sizes])
-
-
-def _clique(columns: Sequence[int]) -> tuple[str, ...]:
-    return tuple(str(a) for a in columns)
-
-
-def _array(factor: Any, columns: Sequence[int]) -> np.ndarray:
-    """A factor's values as float64, axes in the order of ``columns``."""
-    return np.asarray(factor.transpose(_clique(columns)).datavector(flatten=False), dtype=np.float64)
+def maximal_cliques(cliques: Sequence[Clique]) -> list[Clique]:
+    """The cliques not contained in another, the largest first (private-pgm's ``maximal_subset``)."""
+    result: list[Clique] = []
+    for clique in sorted(cliques, key=len, reverse=True):
+        if not any(set(clique) <= set(other) for other in result):
+            result.append(clique)
+    return result
 
 
 @dataclass
 class Model:
-    """A Markov random field fitted by private-pgm over attributes of domains ``sizes``;
-    ``total`` the number of records it estimates."""
+    """A Markov random field over attributes of domains ``sizes``: potentials ``theta`` (log
+    space, axes in increasing column order) on ``cliques``, scaled to ``total`` records."""
 
     sizes: tuple[int, ...]
-    fitted: Any = field(repr=False)
+    cliques: list[Clique]
+    theta: list[np.ndarray] = field(repr=False)
+    total: float
 
-    @property
-    def total(self) -> float:
-        """The number of records the model estimates (private-pgm's minimum-variance estimate
-        from the measurements of all cells, or the known total)."""
-        return float(self.fitted.total)
+    @cached_property
+    def tree(self) -> JunctionTree:
+        """The junction tree of the model's cliques."""
+        return JunctionTree(self.sizes, self.cliques)
 
-    @property
-    def cliques(self) -> list[tuple[int, ...]]:
-        """The cliques of the model's potentials (its measured marginals' attribute sets)."""
-        return [tuple(int(a) for a in clique) for clique in self.fitted.cliques]
+    @cached_property
+    def beliefs(self) -> list[np.ndarray]:
+        """The model's distribution on each node of :attr:`tree` (probabilities)."""
+        return [np.exp(log, out=log) for log in self.tree.log_beliefs(self.cliques, self.theta)]
+
+    def clique_counts(self, clique: Clique, beliefs: Sequence[np.ndarray] | None = None) -> np.ndarray:
+        """The counts over ``clique`` (increasing columns, within a node of the tree), from
+        ``beliefs`` (default: the model's own), as a table with the clique's axes."""
+        beliefs = self.beliefs if beliefs is None else beliefs
+        i = self.tree.home(clique)
+        node = self.tree.nodes[i]
+        if len(node) > EINSUM_AXES:
+            return self.total * beliefs[i].sum(axis=tuple(x for x, a in enumerate(node) if a not in clique))
+        return self.total * np.einsum(beliefs[i], list(range(len(node))), [node.index(a) for a in clique])
 
     def counts(self, columns: Sequence[int]) -> np.ndarray:
         """The model's counts over ``columns`` (its total times its distribution), flattened
         in C order over the columns in the order given."""
-        return _array(self.fitted.project(_clique(columns)), columns).ravel()
+        columns = [int(a) for a in columns]
+        ordered = tuple(sorted(columns))
+        try:
+            table = self.clique_counts(ordered)
+        except ValueError:  # across nodes: a tree with the query as one more clique
+            wider = Model(
+                self.sizes, [*self.cliques, ordered], [*self.theta, np.zeros(self.shape(ordered))], self.total
+            )
+            table = wider.clique_counts(ordered)
+        return np.transpose(table, [ordered.index(a) for a in columns]).ravel()
+
+    def shape(self, columns: Sequence[int]) -> list[int]:
+        """The domain sizes of ``columns``."""
+        return [self.sizes[a] for a in columns]
 
     def counts_of(self, cliques: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        """:meth:`counts` of each of ``cliques``, contracted in numpy from the model's
-        potentials (``np.einsum`` with a greedy contraction order over the factors
-        ``exp(theta_C - max theta_C)``): the same distribution as private-pgm's variable
-        elimination, without compiling it for every query. A query whose contraction
-        under- or overflows is answered by private-pgm."""
-        factors: list[Any] = []
-        seen: set[int] = set()
-        for clique in self.fitted.potentials.cliques:
-            log = np.asarray(self.fitted.potentials[clique].values, dtype=np.float64)
-            factors += [np.exp(log - log.max()), [int(a) for a in clique]]
-            seen.update(int(a) for a in clique)
-        for a in sorted(set(range(len(self.sizes))) - seen):
-            factors += [np.ones(self.sizes[a]), [a]]
+        """:meth:`counts` of each of ``cliques``, contracted with ``np.einsum`` (a greedy
+        contraction order over the factors ``exp(θ_C − max θ_C)``): one contraction a query,
+        no tree built for it. A query whose contraction under- or overflows is answered by
+        :meth:`counts`."""
         if len(self.sizes) > EINSUM_AXES:
             return [self.counts(c) for c in cliques]
+        factors: list[Any] = []
+        for clique, log in zip(self.cliques, self.theta):
+            factors += [np.exp(log - log.max()), list(clique)]
+        for a in sorted(set(range(len(self.sizes))) - {a for c in self.cliques for a in c}):
+            factors += [np.ones(self.sizes[a]), [a]]
         answers = []
-        for clique in cliques:
-            table = np.einsum(*factors, list(clique), optimize="greedy").ravel()
+        for query in cliques:
+            table = np.einsum(*factors, list(query), optimize="greedy").ravel()
             mass = table.sum()
             ok = np.finfo(np.float64).tiny <= mass < math.inf
-            answers.append(table * (self.total / mass) if ok else self.counts(clique))
+            answers.append(table * (self.total / mass) if ok else self.counts(query))
         return answers
 
     def marginal(self, columns: Sequence[int]) -> np.ndarray:
         """The model's distribution over ``columns`` (probabilities, axes in the order given)."""
-        table = np.clip(_array(self.fitted.project(_clique(columns)), columns), 0.0, None)
-        return table / table.sum()
+        table = np.clip(self.counts(columns), 0.0, None)
+        return (table / table.sum()).reshape(self.shape(columns))
 
 
 def fit(
     sizes: Sequence[int],
     measurements: Sequence[Measurement],
     iterations: int,
-    key: str = "mechanism",
-    value: object = None,
     warm: Model | None = None,
     known_total: float | None = None,
 ) -> Model:
-    """Private-pgm's mirror descent (``mbi.estimation.mirror_descent``, ``iterations`` steps)
-    on ``measurements``, started from ``warm``'s potentials if given (AIM's warm start), with
-    ``known_total`` records (None: private-pgm estimates it from the measurements of plain
-    counts); ``key`` and ``value`` name the config entry if the extra is missing."""
-    mbi = require_pgm(key, value)
-    domain = _domain(mbi, sizes)
-    linear = [_linear(mbi, m) for m in measurements]
-    potentials = None
+    """Private-pgm's mirror descent (module docstring), ``iterations`` steps on
+    ``measurements``, started from ``warm``'s potentials if given (AIM's warm start: each
+    put on a clique of the new model that contains it) or from zero, with ``known_total``
+    records (None: :func:`total_estimate`).
+
+    Raises:
+        ValueError: a measurement's clique not in increasing column order, or a warm model's
+            clique within none of the new model's.
+    """
+    for m in measurements:
+        if list(m.clique) != sorted(set(m.clique)):
+            raise ValueError(f"a measurement's clique in increasing column order, not {m.clique}")
+    sizes = tuple(int(k) for k in sizes)
+    total = total_estimate(measurements) if known_total is None else float(known_total)
+    cliques = maximal_cliques([m.clique for m in measurements])
+    model = Model(sizes, cliques, [np.zeros([sizes[a] for a in c]) for c in cliques], total)
     if warm is not None:
-        potentials = warm.fitted.potentials.expand(sorted({m.clique for m in linear}))
-    fitted = mbi.estimation.mirror_descent(
-        domain, linear, iters=iterations, potentials=potentials, known_total=known_total
-    )
-    return Model(tuple(int(k) for k in sizes), fitted)
+        for clique, potential in zip(warm.cliques, warm.theta):
+            i = next((i for i, c in enumerate(cliques) if set(clique) <= set(c)), None)
+            if i is None:
+                raise ValueError(f"the warm model's clique {clique} is within none of the new model's")
+            model.theta[i] = model.theta[i] + potential.reshape(model.tree.shape(cliques[i], clique))
+    parent = [next(i for i, c in enumerate(cliques) if set(m.clique) <= set(c)) for m in measurements]
+    return _descend(model, measurements, parent, iterations)
+
+
+def _project(clique: Clique, m: Measurement, table: np.ndarray) -> np.ndarray:
+    """``table`` over ``clique`` summed to the measurement's columns, flattened and weighted."""
+    values = table.sum(axis=tuple(j for j, a in enumerate(clique) if a not in m.clique)).ravel()
+    return values if m.weights is None else values * m.weights
+
+
+def _spread(sizes: Sequence[int], clique: Clique, m: Measurement, values: np.ndarray) -> np.ndarray:
+    """The adjoint of :func:`_project`: ``values`` over the measurement's cells as a table
+    over ``clique`` (1 on the other axes, broadcast on adding)."""
+    values = values if m.weights is None else values * m.weights
+    return values.reshape(tuple(sizes[a] if a in m.clique else 1 for a in clique))
+
+
+def _descend(model: Model, measurements: Sequence[Measurement], parent: Sequence[int], iterations: int) -> Model:
+    """The mirror descent itself, from ``model``'s potentials (module docstring)."""
+    cliques, sizes = model.cliques, model.sizes
+
+    def marginals(theta: list[np.ndarray]) -> list[np.ndarray]:
+        trial = Model(sizes, cliques, theta, model.total)
+        trial.tree = model.tree  # same cliques, same tree
+        return [trial.clique_counts(c) for c in cliques]
+
+    def loss_grad(mu: list[np.ndarray]) -> tuple[float, list[np.ndarray]]:
+        loss, grad = 0.0, [np.zeros_like(x) for x in mu]
+        for m, i in zip(measurements, parent):
+            sigma = max(m.stddev, 1e-12)
+            diff = (_project(cliques[i], m, mu[i]) - m.values) / sigma
+            loss += 0.5 * float(diff @ diff)
+            grad[i] = grad[i] + _spread(sizes, cliques[i], m, diff / sigma)
+        return loss, grad
+
+    alpha = 2.0 / ((lipschitz(model, measurements, parent) or 1.0) * model.total)  # as private-pgm
+    theta = model.theta
+    mu = marginals(theta)
+    loss, grad = loss_grad(mu)
+    for _ in range(iterations):
+        trial = [t - alpha * g for t, g in zip(theta, grad)]
+        mu2 = marginals(trial)
+        loss2, grad2 = loss_grad(mu2)
+        step = math.fsum(float((g * (a - b)).sum()) for g, a, b in zip(grad, mu, mu2))
+        if loss - loss2 >= 0.5 * alpha * step:
+            theta, mu, loss, grad, alpha = trial, mu2, loss2, grad2, 1.01 * alpha
+        else:
+            alpha *= 0.5
+    fitted = Model(sizes, cliques, theta, model.total)
+    fitted.tree = model.tree
+    return fitted
+
+
+def lipschitz(model: Model, measurements: Sequence[Measurement], parent: Sequence[int]) -> float:
+    """The largest eigenvalue of the loss's Hessian ``Σ_m A_mᵀ A_m / σ_m²`` (over the cliques'
+    marginals), by :data:`POWER_STEPS` steps of power iteration from the vector of ones, as
+    private-pgm's ``calculate_l2_lipschitz``."""
+    v = [np.ones(model.shape(c)) for c in model.cliques]
+    if not v:
+        return 0.0
+    norm = math.sqrt(sum(float((x * x).sum()) for x in v))
+    v = [x / norm for x in v]
+    estimate = 0.0
+    for _ in range(POWER_STEPS):
+        hv = [np.zeros_like(x) for x in v]
+        for m, i in zip(measurements, parent):
+            sigma2 = max(m.stddev, 1e-12) ** 2
+            clique = model.cliques[i]
+            hv[i] = hv[i] + _spread(model.sizes, clique, m, _project(clique, m, v[i]) / sigma2)
+        estimate = math.sqrt(sum(float((x * x).sum()) for x in hv))
+        v = [x / (estimate + 1e-12) for x in hv]
+    return estimate
 
 
 def total_estimate(measurements: Sequence[Measurement]) -> float:
     """The minimum-variance unbiased number of records from measurements of plain counts
     (each one's sum, of variance ``stddev^2 * cells``, weighted by inverse variance), at
-    least 1; 1 if there are none."""
+    least 1; 1 if there are none (private-pgm's ``minimum_variance_unbiased_total``)."""
     plain = [m for m in measurements if m.weights is None]
     if not plain:
         return 1.0
@@ -186,36 +269,34 @@ def total_estimate(measurements: Sequence[Measurement]) -> float:
 def model_megabytes(sizes: Sequence[int], cliques: Sequence[Sequence[int]]) -> float:
     """The size of the junction tree's clique tables of a model over ``cliques``, in
     megabytes (private-pgm's ``hypothetical_model_size``: 8 bytes a cell)."""
-    mbi = require_pgm("mechanism", None)
-    return float(mbi.junction_tree.hypothetical_model_size(_domain(mbi, sizes), [_clique(sorted(c)) for c in cliques]))
+    return JunctionTree(sizes, [tuple(sorted(c)) for c in cliques]).megabytes()
 
 
-def _linear(mbi: Any, m: Measurement) -> Any:
-    if list(m.clique) != sorted(m.clique):
-        raise ValueError(f"a measurement's clique in increasing column order, not {m.clique}")
-    query: Callable[[Any], Any] = mbi.Factor.datavector
-    if m.weights is not None:
-        weights = np.asarray(m.weights, dtype=np.float64)
-
-        def query(factor: Any) -> Any:
-            return factor.datavector() * weights
-
-    return mbi.LinearMeasurement(np.asarray(m.values, dtype=np.float64), _clique(m.clique), m.stddev, query)
+def model_memory(max_model_size: float, sizes: Sequence[int]) -> int:
+    """The bytes a fit and the sampler may hold for a model within ``max_model_size``
+    megabytes: :data:`MODEL_COPIES` copies of its tables, never less than its 1-way tables
+    nor more than d tables of the whole domain."""
+    sizes = [int(k) for k in sizes]
+    cap = max(int(max_model_size * 2**20), 8 * sum(sizes))
+    whole = 8 * max(len(sizes), 1)
+    for k in sizes:
+        whole *= k
+        if whole > cap:
+            break
+    return MODEL_COPIES * min(cap, whole)
 
 
 def sample(model: Model, rows: int, rng: np.random.Generator) -> np.ndarray:
     """``rows`` records drawn independently from ``model``, exactly (module docstring), as an
     (rows, d) int64 array of codes."""
-    mbi = require_pgm("mechanism", None)
-    domain = _domain(mbi, model.sizes)
-    tree, elimination = mbi.junction_tree.make_junction_tree(domain, model.fitted.cliques)
-    cliques = [tuple(int(a) for a in clique) for clique in tree.nodes]
-    marginals = mbi.marginal_oracles.message_passing_stable(model.fitted.potentials.expand(list(tree.nodes)))
+    tree = model.tree
     codes = np.zeros((rows, len(model.sizes)), dtype=np.int64)
     drawn: list[int] = []
-    for column in (int(a) for a in reversed(elimination)):
-        parents = sorted({a for clique in cliques if column in clique for a in clique} & set(drawn))
-        joint = _array(marginals.project(_clique([*parents, column])), [*parents, column])
+    for column in reversed(tree.order):
+        parents = sorted({a for node in tree.nodes if column in node for a in node} & set(drawn))
+        clique = tuple(sorted([*parents, column]))
+        table = model.clique_counts(clique)
+        joint = np.transpose(table, [clique.index(a) for a in [*parents, column]])
         codes[:, column] = draw_conditional(joint, codes[:, parents], rng)
         drawn.append(column)
     return codes

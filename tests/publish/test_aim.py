@@ -19,8 +19,6 @@ from dp2pub.synthesis.pgm import fit
 from dp2pub.validation import ConfigError
 from tests.publish.test_mst import tree_table
 
-pytest.importorskip("mbi")
-
 
 @pytest.mark.parametrize(("epsilon", "time_limit"), [(0.1, None), (1.6, None), (3.1, None), (1.0, 0.0)])
 def test_the_ledger_spends_all_of_rho_and_converts_to_at_most_epsilon(epsilon, time_limit):
