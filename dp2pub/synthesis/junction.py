@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -180,23 +181,36 @@ class JunctionTree:
         for clique, potential in zip(cliques, theta):
             i = self.home(clique)
             log[i] += potential.reshape(self.shape(self.nodes[i], clique))
+        inbox: dict[tuple[int, int], np.ndarray] = {}
+        for sender, receiver, incoming, axes, shape in self._messages:
+            table = log[sender] + sum(inbox[k] for k in incoming) if incoming else log[sender]
+            inbox[(sender, receiver)] = logsumexp(table, axes).reshape(shape)
+        for i, table in enumerate(log):
+            for k in self._neighbours[i]:
+                table += inbox.pop((k, i))
+            table -= logsumexp(table, tuple(range(table.ndim)))
+        return log
+
+    @cached_property
+    def _neighbours(self) -> list[list[int]]:
         neighbours: list[list[int]] = [[] for _ in self.nodes]
         for i, j in self.edges:
             neighbours[i].append(j)
             neighbours[j].append(i)
-        inbox: dict[tuple[int, int], np.ndarray] = {}
-        for sender, receiver in self._schedule(neighbours):
-            incoming = [inbox[(k, sender)] for k in neighbours[sender] if k != receiver]
-            table = log[sender] + sum(incoming) if incoming else log[sender]
+        return neighbours
+
+    @cached_property
+    def _messages(self) -> list[tuple[int, int, list[tuple[int, int]], tuple[int, ...], tuple[int, ...]]]:
+        """Each message in the order it is sent: sender, receiver, the messages the sender
+        adds first, the sender's axes summed out, and the shape the receiver adds it in."""
+        plan = []
+        for sender, receiver in self._schedule(self._neighbours):
             node, other = self.nodes[sender], set(self.nodes[receiver])
-            message = logsumexp(table, tuple(x for x, a in enumerate(node) if a not in other))
-            separator = [a for a in node if a in other]
-            inbox[(sender, receiver)] = message.reshape(self.shape(self.nodes[receiver], separator))
-        for i, table in enumerate(log):
-            for k in neighbours[i]:
-                table += inbox.pop((k, i))
-            table -= logsumexp(table, tuple(range(table.ndim)))
-        return log
+            incoming = [(k, sender) for k in self._neighbours[sender] if k != receiver]
+            axes = tuple(x for x, a in enumerate(node) if a not in other)
+            shape = self.shape(self.nodes[receiver], [a for a in node if a in other])
+            plan.append((sender, receiver, incoming, axes, shape))
+        return plan
 
     def _schedule(self, neighbours: list[list[int]]) -> list[tuple[int, int]]:
         """Messages leaves to root then root to leaves, for every tree of the forest."""
