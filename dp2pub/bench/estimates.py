@@ -48,9 +48,9 @@ ADULT_ONLY = {"quasi_identifiers": None}
 #: The fewest attributes and records a mechanism needs (a degree-2 network: 3 attributes).
 NEEDS = {"dp2pub": {"d": 3}, "privbayes": {"d": 3}, "ldp_marginals": {"n": 100}}
 #: Settings that shorten what the memory does not depend on: a graphical model's fit
-#: (mirror-descent steps, compiled by JAX for each table's domain) and AIM's rounds (the
-#: model's size is capped and claimed as the data decide it). The checks of ledgers,
-#: releases and determinism use them too (tests/test_conformance.py).
+#: (mirror-descent steps) and AIM's rounds (the model's size is capped and claimed as the
+#: data decide it). The checks of ledgers, releases and determinism use them too
+#: (tests/test_conformance.py).
 SHORT_FITS: dict[str, dict] = {
     "mst": {"iterations": 20, "select_iterations": 20},
     "aim": {"iterations": 20, "rounds": 7, "workload_degree": 2},
