@@ -49,10 +49,10 @@ import numpy as np
 
 from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
+from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.mechanisms.zcdp import exponential_rho, gaussian_rho, zcdp_epsilon, zcdp_rho
 from dp2pub.publish.base import Outcome, claim_memory, parts_total
 from dp2pub.publish.mst import CentralZCDP, exponential_epsilon, gaussian_sigma, measure, zcdp_spend
-from dp2pub.publish.privbayes import exponential_draw
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.pgm import MODEL_COPIES, Model, fit, model_megabytes, model_memory, sample
 from dp2pub.validation import ConfigError, check_epsilon, check_float, check_int

@@ -52,9 +52,9 @@ import numpy as np
 from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.mechanisms.accounting import ADD_REMOVE, Spend, epsilon_spent
+from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.mechanisms.zcdp import exponential_rho, fit_rho_shares, gaussian_rho, zcdp_rho
 from dp2pub.publish.base import Outcome, Publisher
-from dp2pub.publish.privbayes import exponential_draw
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.pgm import Measurement, Model, fit, sample, total_estimate
 from dp2pub.validation import check_epsilon, check_float, check_int

@@ -60,6 +60,7 @@ from dp2pub.data.dataset import Dataset, code_dtype, table_bytes
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.data.sampling import DRAW_BYTES
 from dp2pub.mechanisms.accounting import REPLACE_ONE, Spend, split_budget, two_shares
+from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, network_bytes, parts_total
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
@@ -84,17 +85,6 @@ def pair_sensitivities(n: int, sizes: np.ndarray, children: np.ndarray, parent_s
     parent_cells = np.asarray(sizes, dtype=np.float64)[parent_sets].prod(axis=1)
     binary = (np.asarray(sizes)[children] <= 2) | (parent_cells <= 2)
     return np.where(binary, mi_sensitivity(n, binary=True), mi_sensitivity(n))
-
-
-def exponential_draw(
-    scores: np.ndarray, sensitivities: np.ndarray | float, epsilon: float, rng: np.random.Generator | None
-) -> int:
-    """Index i drawn with probability ∝ exp(epsilon * scores[i] / (2 sensitivities[i])), by the
-    Gumbel-max trick (exact in distribution)."""
-    if rng is None:
-        raise ValueError("the exponential mechanism needs an rng")
-    weights = scores * (epsilon / (2 * np.asarray(sensitivities, dtype=np.float64)))
-    return int(np.argmax(weights + rng.gumbel(size=scores.size)))
 
 
 def privbayes_selector(epsilon: float, n: int, sizes: np.ndarray) -> PairSelector:

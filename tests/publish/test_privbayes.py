@@ -11,10 +11,10 @@ import pytest
 from dp2pub.data import make_synthetic
 from dp2pub.data.marginals import joint_codes, marginal_counts
 from dp2pub.data.synthetic_bn import make_synthetic_bn
+from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.metrics import evaluate_marginals
 from dp2pub.publish.privbayes import (
     PrivBayesPublisher,
-    exponential_draw,
     mi_sensitivity,
     noisy_conditionals,
     pair_sensitivities,
