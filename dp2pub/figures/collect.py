@@ -145,12 +145,8 @@ def one_per_label(hue: pd.Series, labels: Mapping[str, str]) -> pd.Series:
     first: dict[str, str] = {}
     for value, label in labels.items():
         first.setdefault(label, value)
-
-    def canonical(value: object) -> object:
-        label = labels.get(str(value))
-        return value if label is None else first[label]
-
-    return hue.map(canonical, na_action="ignore")
+    canonical = hue.astype(str).map({value: first[label] for value, label in labels.items()})
+    return canonical.where(canonical.notna() & hue.notna(), hue)
 
 
 def joined(parts: pd.DataFrame) -> pd.Series:
