@@ -25,13 +25,14 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
+from dp2pub.digest import sha256_of
 from dp2pub.validation import INPUT_PATH, ConfigError
 
 #: Config entry -> entry-point group of its named builders.
@@ -209,7 +210,7 @@ def _version(dist: str) -> str | None:
 def _file_sha256(path: str | None) -> str | None:
     if path is None or not Path(path).is_file():
         return None
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return sha256_of(path)
 
 
 @functools.cache
@@ -245,11 +246,6 @@ def config_packages() -> list[str]:
     """The packages of Hydra configs that installed plugins register (:data:`CONFIGS_GROUP`),
     in name order."""
     return [points[0].value for points in entry_points(CONFIGS_GROUP).values()]
-
-
-def iter_names(group: str) -> Iterator[str]:
-    """The registered names of ``group``, sorted."""
-    return iter(entry_points(group))
 
 
 def builder_of(obj: Any) -> Callable[..., Any]:

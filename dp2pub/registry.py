@@ -23,6 +23,7 @@ import numpy as np
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.generator import Generator
 from dp2pub.data.tally import Tally
+from dp2pub.digest import sha256_of
 from dp2pub.plugins import (
     GROUPS,
     Provenance,
@@ -306,23 +307,15 @@ def _path_sha256(path: Path) -> str | None:
     whole tree), or None when ``path`` is neither (the builder then refuses it)."""
     try:
         if path.is_file():
-            return _file_digest(path)
+            return sha256_of(path)
         if path.is_dir():
             digest = hashlib.sha256()
             for child in sorted(p for p in path.rglob("*") if p.is_file()):
-                digest.update(f"{child.relative_to(path)}\0{_file_digest(child)}\0".encode())
+                digest.update(f"{child.relative_to(path)}\0{sha256_of(child)}\0".encode())
             return digest.hexdigest()
     except OSError:
         return None
     return None
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def code_identity(cfg: Mapping) -> dict[str, str]:

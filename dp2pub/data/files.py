@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dp2pub.data.errors import DataFileError, DataNotFoundError
+from dp2pub.digest import sha256_of
 from dp2pub.validation import ConfigError, check_text
 
 log = logging.getLogger(__name__)
@@ -182,15 +183,6 @@ def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/dp2pub`` (``~/.cache/dp2pub``): downloads when no cache dir is given."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "dp2pub"
-
-
-def sha256_of(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes (as stored, not uncompressed)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fetch(url: str, dest: Path, expected_sha256: str, timeout: float = 60.0) -> Path:

@@ -12,9 +12,9 @@ from dp2pub.data.files import (
     fetch,
     open_data_files,
     packaged,
-    sha256_of,
     user_data_dir,
 )
+from dp2pub.digest import sha256_of
 from dp2pub.validation import ConfigError
 from tests.conftest import ROOT
 
