@@ -108,6 +108,9 @@ MIN_GRANULARITY = 2
 GRID_OBJECTS = 1536
 #: A consistency round that moves no cell by more than this has converged.
 CONSISTENT = 1e-12
+#: The most cells of k-way marginals answered cell by cell in one batch (beyond a single
+#: marginal's): each cell holds a vector of 2^k and a few copies (:meth:`HDGPublisher.answer_bytes`).
+BATCH_CELLS = 1 << 14
 
 Pair = tuple[int, int]
 
@@ -381,22 +384,62 @@ def fit_cells(
     after ``iterations`` rounds; every cell's vector at once. The cells' answers (the part
     satisfying every predicate) are then normalized to a distribution. Returns it, the rounds
     run and whether it converged."""
-    k, cells = len(shape), math.prod(shape)
+    return fit_cells_batch(shape, [pairs], iterations, tolerance)[0]
+
+
+def fit_cells_batch(
+    shape: tuple[int, ...], tables: Sequence[Mapping[Pair, np.ndarray]], iterations: int, tolerance: float
+) -> list[tuple[np.ndarray, int, bool]]:
+    """:func:`fit_cells` of several marginals of the same ``shape`` (each one's pairs in
+    ``tables``) in the same arrays: a marginal stops when its own cells have converged, as
+    alone, so each answer is the one :func:`fit_cells` gives it."""
+    k, cells, count = len(shape), math.prod(shape), len(tables)
     values = np.indices(shape).reshape(k, cells)
-    answers = {(i, j): np.asarray(target)[values[i], values[j]] for (i, j), target in pairs.items()}
-    vectors = np.full((cells,) + (2,) * k, 0.5**k)
-    column = (cells,) + (1,) * k
+    keys = list(tables[0])
+    answers = {
+        key: np.concatenate([np.asarray(t[key])[values[key[0]], values[key[1]]] for t in tables]) for key in keys
+    }
+    vectors = np.full((count * cells,) + (2,) * k, 0.5**k)
+    running = np.arange(count)  # the marginals in the arrays, in order
+    results: list[tuple[np.ndarray, int, bool]] = [None] * count  # type: ignore[list-item]
+    satisfied = (slice(None),) + (0,) * k
+
+    def settle(finished: np.ndarray, done: int, converged: bool) -> None:
+        for position in np.flatnonzero(finished):
+            table = vectors[position * cells : (position + 1) * cells][satisfied].reshape(shape)
+            results[running[position]] = (_normalized(table), done, converged)
+
     for done in range(1, iterations + 1):
+        size = vectors.shape[0]
         before = vectors.copy()
-        for (i, j), answer in answers.items():
+        for i, j in keys:
             both = (slice(None), *(0 if axis in (i, j) else slice(None) for axis in range(k)))
-            current = vectors[both].reshape(cells, -1).sum(axis=1)
-            vectors[both] *= rescale(answer, current).reshape((cells,) + (1,) * (k - 2))
-            vectors /= vectors.reshape(cells, -1).sum(axis=1).reshape(column)  # never 0: all-unsatisfied stays
+            current = vectors[both].reshape(size, -1).sum(axis=1)
+            vectors[both] *= rescale(answers[(i, j)], current).reshape((size,) + (1,) * (k - 2))
+            vectors /= (
+                vectors.reshape(size, -1).sum(axis=1).reshape((size,) + (1,) * k)
+            )  # never 0: all-unsatisfied stays
         before -= vectors
-        if np.abs(before).reshape(cells, -1).sum(axis=1).max() < tolerance:
-            return _normalized(vectors[(slice(None),) + (0,) * k].reshape(shape)), done, True
-    return _normalized(vectors[(slice(None),) + (0,) * k].reshape(shape)), iterations, False
+        finished = np.abs(before).reshape(size, -1).sum(axis=1).reshape(running.size, cells).max(axis=1) < tolerance
+        if finished.any():  # settled as alone; the others go on in smaller arrays
+            settle(finished, done, True)
+            kept = np.repeat(~finished, cells)
+            vectors, running = vectors[kept], running[~finished]
+            answers = {key: answer[kept] for key, answer in answers.items()}
+            if not running.size:
+                break
+    settle(np.ones(running.size, dtype=bool), iterations, False)
+    return results
+
+
+def subsets_cells(sizes: Sequence[int], way: int) -> int:
+    """The cells of all marginals of ``way`` of the attributes of domains ``sizes``: the
+    elementary symmetric polynomial of degree ``way`` of the sizes."""
+    totals = [1] + [0] * way
+    for k in sizes:
+        for j in range(way, 0, -1):
+            totals[j] += totals[j - 1] * k
+    return totals[way]
 
 
 def _normalized(table: np.ndarray) -> np.ndarray:
@@ -461,6 +504,37 @@ class HDGRelease(Release):
         self.trace.rounds.append(rounds)
         self.trace.capped += not converged
         return table.transpose([order.index(c) for c in cols])
+
+    def marginals(self, subsets: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """The batch, with the k-way marginals answered cell by cell (``kway: cells``) fitted
+        together, those of one shape at a time, at most :data:`BATCH_CELLS` cells (or one
+        marginal) at once (:func:`fit_cells_batch`: the same answers)."""
+        if self.kway != "cells":
+            return super().marginals(subsets)
+        answers: dict[int, np.ndarray] = {}
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        for index, columns in enumerate(subsets):
+            if len(columns) < 3 or len(set(columns)) != len(columns):
+                answers[index] = np.asarray(self.marginal(columns), dtype=np.float64)
+            else:
+                by_shape.setdefault(tuple(self.one_way[c].size for c in sorted(columns)), []).append(index)
+        for shape, indices in by_shape.items():
+            step = max(1, BATCH_CELLS // math.prod(shape))
+            for start in range(0, len(indices), step):
+                chunk = indices[start : start + step]
+                orders = [sorted(int(c) for c in subsets[i]) for i in chunk]
+                tables = [
+                    {(i, j): self.pair(o[i], o[j]) for i, j in itertools.combinations(range(len(o)), 2)} for o in orders
+                ]
+                for index, order, (table, rounds, converged) in zip(
+                    chunk, orders, fit_cells_batch(shape, tables, self.iterations, self.tolerance)
+                ):
+                    self.trace.rounds.append(rounds)
+                    self.trace.capped += not converged
+                    answers[index] = table.transpose([order.index(int(c)) for c in subsets[index]])
+        if not subsets:
+            return np.zeros(0)
+        return np.concatenate([answers[i].ravel() for i in range(len(subsets))])
 
     def diagnostics(self) -> dict[str, float]:
         return self.trace.metrics()
@@ -650,9 +724,14 @@ class HDGPublisher(Publisher):
         k-way fit holds the table, its previous round and the change (float64) and a pair's
         sum over the other axes, 32 bytes a cell of the ``way`` largest domains; answered
         cell by cell (``kway=cells``), every cell's ``2^way`` vector, its previous round, the
-        change, a scaled part and the cells' values (int64): 40 bytes a cell and combination."""
+        change, a scaled part and the cells' values (int64): 40 bytes a cell and combination,
+        for a batch of :data:`BATCH_CELLS` cells (fewer if all the marginals of ``way`` have
+        fewer; more if one marginal has more)."""
         largest = sorted((int(k) for k in sizes), reverse=True)[:way]
         cells = capped_product(largest)
         if way <= 2:
             return 8 * cells
-        return 32 * cells if self.kway == "table" else 40 * capped_product([cells, 2**way])
+        if self.kway == "table":
+            return 32 * cells
+        batch = max(cells, min(BATCH_CELLS, subsets_cells([int(k) for k in sizes], way)))
+        return 40 * capped_product([batch, 2**way])

@@ -393,6 +393,24 @@ def test_every_answer_is_a_distribution_in_the_order_of_its_columns(kway):
         assert np.allclose(pair.sum(axis=1), release.marginal((a,)), atol=1e-3)
 
 
+@pytest.mark.parametrize("batch", [1 << 14, 40])
+def test_a_batch_answers_each_marginal_as_alone_with_the_same_rounds(monkeypatch, batch):
+    """The metrics' batch (several shapes, columns in any order, chunks of ``BATCH_CELLS``
+    cells) gives every k-way marginal the exact answer and round count of its own fit, where
+    some marginals stop rounds before others (a tolerance that binds)."""
+    monkeypatch.setattr(hdg, "BATCH_CELLS", batch)
+    sizes = (2, 6, 3, 5, 2, 3)
+    data = table(np.random.default_rng(13).integers(0, sizes, size=(3_000, 6)), sizes)
+    release = HDGPublisher(iterations=200, threshold=0.003).publish(data, 1.0, np.random.default_rng(14)).release
+    subsets = [(0,), (4, 2), *itertools.combinations(range(6), 3), (5, 1, 3), *itertools.combinations(range(6), 4)]
+    batched = release.marginals(subsets)
+    rounds = list(release.trace.rounds)
+    release.trace.rounds.clear()
+    alone = np.concatenate([release.marginal(c).ravel() for c in subsets])
+    assert np.array_equal(batched, alone)
+    assert sorted(rounds) == sorted(release.trace.rounds) and len(set(rounds)) > 1
+
+
 def test_near_noise_free_answers_are_the_tables_marginals_within_sampling_error():
     sizes = (2, 3, 4, 3)
     n = 30_000  # 10 grids of 3,000 users
