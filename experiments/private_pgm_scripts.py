@@ -132,7 +132,11 @@ def main() -> None:
             flush=True,
         )
     values = np.array(rows)
-    half = stats.t.ppf(0.975, len(values) - 1) * values.std(axis=0, ddof=1) / math.sqrt(len(values))
+    half = (
+        stats.t.ppf(0.975, len(values) - 1) * values.std(axis=0, ddof=1) / math.sqrt(len(values))
+        if len(values) > 1
+        else np.zeros(values.shape[1])
+    )
     for label, mean, h in zip(["dp2pub table", "script's model", "script's table"], values.mean(axis=0), half):
         print(f"{label:15s} 3-way AVD {mean:.4f} ± {h:.4f} (95% t, {len(values)} seeds)")
 

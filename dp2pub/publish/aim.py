@@ -144,9 +144,10 @@ class AIMPublisher(CentralZCDP):
     def memory_parts(self, n: int, sizes: Sequence[int] | np.ndarray) -> dict[str, int]:
         """From the shape: the true counts of every candidate (float64, twice: the answers
         and a model's estimate), the table's int64 codes and the sampled ones, its published
-        copy, and a few arrays per record. Under ``max_model_size``: the fit's and the
-        sampler's copies of the model's tables (:func:`~dp2pub.synthesis.pgm.model_memory`),
-        deferred, and claimed once the model is known."""
+        copy, and a few arrays per record. Under ``max_model_size``: the copies of the model's
+        tables that a fit, the candidates' queries (einsum's factors and intermediates) and the
+        sampler hold (:func:`~dp2pub.synthesis.pgm.model_memory`), deferred, and claimed once
+        the model is known."""
         n, sizes = int(n), [int(k) for k in sizes]
         cells = sum(math.prod(sizes[a] for a in r) for r in downward_closure(self.workload(len(sizes))))
         shape = 16 * cells + 16 * n * len(sizes) + table_bytes(n, sizes) + 192 * n

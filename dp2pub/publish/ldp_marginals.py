@@ -365,7 +365,7 @@ class LDPMarginalsPublisher(Publisher):
                     total = m.table.sum(axis=1 - axis) * data.n
                     sums.append(Measurement((attribute,), total, math.sqrt(m.sums_variance(axis)) * data.n))
         measurements += pooled(sums)
-        megabytes = 8 * math.prod(sizes) / 2**20 if whole else model_megabytes(sizes, [*model_pairs, *singles])
+        megabytes = model_megabytes(sizes, [*model_pairs, *singles])
         claim_memory(
             "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
         )
@@ -422,7 +422,7 @@ def pooled(measurements: Sequence[Measurement]) -> list[Measurement]:
     """Measurements of one clique pooled into one, each clique's in order of first
     appearance: the inverse-variance mean of their values, with variance one over the sum
     of the inverse variances. The least-squares loss of the pooled measurement differs from
-    the sum of theirs by a constant, so a fit is the same, with fewer terms to compile."""
+    the sum of theirs by a constant, so a fit is the same, with fewer terms."""
     by_clique: dict[tuple[int, ...], list[Measurement]] = {}
     for m in measurements:
         by_clique.setdefault(m.clique, []).append(m)

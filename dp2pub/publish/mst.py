@@ -56,7 +56,7 @@ from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.mechanisms.zcdp import exponential_rho, fit_rho_shares, gaussian_rho, zcdp_rho
 from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.publish.release import TableRelease
-from dp2pub.synthesis.pgm import Measurement, Model, fit, sample, total_estimate
+from dp2pub.synthesis.pgm import MODEL_COPIES, Measurement, Model, fit, sample, total_estimate
 from dp2pub.validation import check_epsilon, check_float, check_int
 
 #: A value is kept when its noisy count is at least this many noise deviations (the script's 3).
@@ -259,11 +259,11 @@ class MSTPublisher(CentralZCDP):
     def memory_bytes(self, n: int, sizes: Sequence[int] | np.ndarray) -> int:
         """Three int64 copies of the table (compressed, sampled, decoded) and the published
         one; per record, a few int64 and float64 arrays at a time (a marginal's joint codes,
-        a sampled column's parents, uniforms and search); the model's largest cliques, pairs
-        of the largest domains (float64, a few copies each)."""
+        a sampled column's parents, uniforms and search); the model's tables, at most d pairs
+        of the largest domains, :data:`~dp2pub.synthesis.pgm.MODEL_COPIES` float64 copies."""
         n, sizes = int(n), [int(k) for k in sizes]
         largest = sorted(sizes, reverse=True)[:2]
-        cliques = 64 * math.prod(largest) * len(sizes)
+        cliques = MODEL_COPIES * 8 * math.prod(largest) * len(sizes)
         return 24 * n * len(sizes) + table_bytes(n, sizes) + 192 * n + cliques
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:

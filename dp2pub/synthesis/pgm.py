@@ -47,9 +47,10 @@ from dp2pub.synthesis.junction import Clique, JunctionTree
 POWER_STEPS = 50
 #: numpy's einsum names at most this many axes.
 EINSUM_AXES = 52
-#: Float64 copies of a model's junction-tree tables that a fit or the sampler holds at once:
-#: a fit, the potentials, gradients and marginals of the current and the trial step, and the
-#: messages' temporaries; the sampler, its conditionals over the largest node (measured with
+#: Float64 copies of a model's junction-tree tables that a fit, a query or the sampler holds
+#: at once: a fit, the potentials, gradients and marginals of the current and the trial step,
+#: and the messages' temporaries; a query contracted by einsum, its factors and
+#: intermediates; the sampler, its conditionals over the largest node (measured with
 #: tracemalloc: 2.1-5.6 times the tables in a fit, up to 8.9 with the sampler, for models of
 #: 0.05-0.8 MB).
 MODEL_COPIES = 10
@@ -273,9 +274,9 @@ def model_megabytes(sizes: Sequence[int], cliques: Sequence[Sequence[int]]) -> f
 
 
 def model_memory(max_model_size: float, sizes: Sequence[int]) -> int:
-    """The bytes a fit and the sampler may hold for a model within ``max_model_size``
-    megabytes: :data:`MODEL_COPIES` copies of its tables, never less than its 1-way tables
-    nor more than d tables of the whole domain."""
+    """The bytes a fit, its queries and the sampler may hold for a model within
+    ``max_model_size`` megabytes: :data:`MODEL_COPIES` copies of its tables, each copy never
+    less than the 1-way tables nor more than d tables of the whole domain."""
     sizes = [int(k) for k in sizes]
     cap = max(int(max_model_size * 2**20), 8 * sum(sizes))
     whole = 8 * max(len(sizes), 1)
@@ -312,8 +313,8 @@ def draw_conditional(joint: np.ndarray, parents: np.ndarray, rng: np.random.Gene
     mass = table.sum(axis=1, keepdims=True)
     table = np.where(mass > 0, table / np.where(mass > 0, mass, 1.0), 1.0 / k)
     row = joint_codes(parents, joint.shape[:-1]) if parents.shape[1] else np.zeros(parents.shape[0], np.int64)
-    cumulative = np.cumsum(table, axis=1)
-    cumulative[:, -1] = 1.0  # rounding: every row ends at exactly 1
+    cumulative = np.minimum(np.cumsum(table, axis=1), 1.0)  # rounding: within [0, 1], sorted
+    cumulative[:, -1] = 1.0  # and every row ends at exactly 1
     shifted = (cumulative + np.arange(table.shape[0])[:, None]).ravel()
     found = np.searchsorted(shifted, row + rng.random(row.size), side="right")
-    return np.minimum(found - row * k, k - 1)
+    return np.clip(found - row * k, 0, k - 1)

@@ -110,7 +110,7 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
         }
     ),
 }
-#: Fewer examples where each compiles a JAX fit for its table's domain (seconds each).
+#: Fewer examples where each fits graphical models (AIM refits its model every round).
 EXAMPLES = {"mst": 12, "aim": 12}
 
 

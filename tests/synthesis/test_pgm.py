@@ -170,16 +170,19 @@ def test_the_fit_is_private_pgms_mirror_descent_to_rounding(iterations, toleranc
 
 def test_a_warm_start_continues_from_the_same_model():
     """AIM's refit: a model warm-started on more measurements starts where the smaller one
-    ended (a fit of zero effective steps keeps its distribution), and a warm model whose
-    clique no new clique contains is refused."""
+    ended (no step taken: the same distribution, its potentials on the new cliques), and a
+    warm model whose clique no new clique contains is refused."""
     rng = np.random.default_rng(1)
     joint = rng.dirichlet(np.full(math.prod(CYCLIC_SIZES), 0.3)).reshape(CYCLIC_SIZES)
     first = noisy(rng, joint, CYCLIC[:3], 5_000.0, 20.0)[:-1]
     small = fit(CYCLIC_SIZES, first, 100, known_total=5_000.0)
     wider = [*first, Measurement((0, 1, 2), np.zeros(24), 1e12)]  # a measurement of no weight
-    warm = fit(CYCLIC_SIZES, wider, 1, warm=small, known_total=5_000.0)
-    for clique in itertools.combinations(range(6), 2):
-        np.testing.assert_allclose(warm.counts(clique), small.counts(clique), rtol=1e-6)
+    warm = fit(CYCLIC_SIZES, wider, 0, warm=small, known_total=5_000.0)
+    assert warm.cliques != small.cliques
+    for clique in itertools.combinations(range(6), 3):
+        np.testing.assert_allclose(warm.counts(clique), small.counts(clique), rtol=1e-12)
+    moved = fit(CYCLIC_SIZES, [*first, Measurement((0, 1, 2), np.zeros(24), 1.0)], 50, warm=small, known_total=5e3)
+    assert np.abs(moved.counts((0, 1, 2)) - small.counts((0, 1, 2))).max() > 1.0  # a step does move it
     with pytest.raises(ValueError, match="within none"):
         fit(CYCLIC_SIZES, first[:1], 1, warm=small)
 
