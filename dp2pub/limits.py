@@ -35,7 +35,8 @@ import numpy as np
 
 from dp2pub.data.dataset import code_dtype, table_bytes
 from dp2pub.data.tally import tally_bytes
-from dp2pub.publish.base import MemoryAllowance, Publisher, capped_product, counting_bytes
+from dp2pub.products import capped_product
+from dp2pub.publish.base import MemoryAllowance, Publisher, counting_bytes
 from dp2pub.settings import LimitSettings, MetricSettings
 from dp2pub.units import human
 from dp2pub.validation import ConfigError, check_int

@@ -34,6 +34,7 @@ from dp2pub import load_privbayes
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
 from dp2pub.data.marginals import marginal_counts
+from dp2pub.metrics.distances import tvd
 from dp2pub.publish.aim import AIMPublisher
 from dp2pub.publish.mst import MSTPublisher
 
@@ -44,7 +45,7 @@ def avd(truth: np.ndarray, answer, sizes, triples) -> float:
     for columns in triples:
         shape = [sizes[a] for a in columns]
         exact = marginal_counts(truth[:, list(columns)], shape).ravel() / truth.shape[0]
-        total.append(0.5 * np.abs(exact - answer(columns)).sum())
+        total.append(tvd(exact, answer(columns)))
     return float(np.mean(total))
 
 

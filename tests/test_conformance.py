@@ -66,8 +66,9 @@ BAD: dict[str, dict] = {
     "mst": {"delta": 1.0, "iterations": 0, "select_iterations": 0},
     "aim": {"delta": 0.0, "workload_degree": 0, "rounds": 0, "max_model_size": 0.0, "iterations": 0, "time_limit": -1},
     "hdg": {"g1": 1, "g2": 1.5, "alpha1": 0.0, "alpha2": -1.0, "consistency_rounds": -1, "iterations": 0},
+    "inpht": {"ways": 0, "estimator": "ibu"},
 }
-#: Table ranges a mechanism needs: a degree-2 network needs 3 attributes; the marginal
+#: Table ranges a mechanism needs: a degree-2 network needs 3 attributes; InpHT binary tables; the marginal
 #: synthesizer's selection phase (a fifth of the users) needs a user per pair. The graphical
 #: models' budget check on the fixed draws only (the two budgets whose shares add up to more
 #: than epsilon, a tiny and a huge one): AIM's rounds take seconds a table.
@@ -76,6 +77,7 @@ TABLES: dict[str, dict] = {
     "privbayes": {"dims": (3, 6)},
     "ldp_marginals": {"rows": (100, 200)},
     "mst": {"draws": len(FIXED_DRAWS)},
+    "inpht": {"sizes": (2, 2)},
     "aim": {"draws": len(FIXED_DRAWS)},
     "ldp_marginals_pgm": {"rows": (100, 200), "draws": len(FIXED_DRAWS)},
     "ldp_marginals_pgm_tree": {"rows": (100, 200), "draws": len(FIXED_DRAWS)},

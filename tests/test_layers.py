@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "dp2pub"
 
 #: Bottom to top; a unit is a top-level module or subpackage of dp2pub.
 LAYERS: list[set[str]] = [
-    {"validation", "lazy", "units", "faults", "migration", "digest"},
+    {"validation", "lazy", "units", "faults", "migration", "digest", "products"},
     {"data", "seeding", "audit", "plugins"},
     {"mechanisms", "store_template"},
     {"structure", "anonymity", "learn", "synthesis"},

@@ -30,10 +30,14 @@ closure; a candidate r is weighted ``w_r = sum over workload marginals s of |r â
    dependence AIM's model has).
 
 ``time_limit`` (seconds, not in the paper): on 2 cores AIM on nltcs at epsilon 1.6 took 15
-minutes (55 rounds; through private-pgm's JAX, an hour with capped rounds). When the time
-since the start exceeds it, the next round is the last (it spends what remains, so the
-budget is spent as without the cap); the job logs ``time_limit_bound = 1`` and the rounds
-it ran.
+minutes (55 rounds; through private-pgm's JAX, an hour with capped rounds), and on adult15 a
+single fit of a large model ran for tens of minutes. With a limit ``L`` the job stays near it:
+once :data:`ROUNDS_SHARE` of ``L`` has passed, the next round is the last (it spends what
+remains, so the budget is spent as without the cap), no fit of the rounds takes a step after
+that point, and the last round's fit and the final fit take none after ``L`` (the first step
+of each excepted: :func:`dp2pub.synthesis.pgm.fit`'s ``deadline``); only the last choice and
+the sampling, seconds, run beyond it. The job logs ``time_limit_bound = 1``, the rounds it
+ran and ``fits_cut``, the fits stopped short of their ``iterations``.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.pgm import MODEL_COPIES, Model, fit, model_megabytes, model_memory, sample
 from dp2pub.validation import ConfigError, check_epsilon, check_float, check_int
 
+#: The share of ``time_limit`` after which no round starts but the last; the rest is the last
+#: round's fit and the final fit's.
+ROUNDS_SHARE = 0.8
 #: Shares of a round's budget: the measurement's and the choice's (the paper's 0.9 and 0.1).
 MEASURE_SHARE, SELECT_SHARE = 0.9, 0.1
 
@@ -153,6 +160,13 @@ class AIMPublisher(CentralZCDP):
         shape = 16 * cells + 16 * n * len(sizes) + table_bytes(n, sizes) + 192 * n
         return {"": shape, "max_model_size": model_memory(self.max_model_size, sizes)}
 
+    def deadlines(self, start: float) -> tuple[float | None, float | None]:
+        """``(rounds_end, end)``: when the rounds stop and when the fits must end, as
+        ``time.perf_counter()`` values from ``start`` (both None without a ``time_limit``)."""
+        if self.time_limit is None:
+            return None, None
+        return start + ROUNDS_SHARE * self.time_limit, start + self.time_limit
+
     def workload(self, d: int) -> list[tuple[int, ...]]:
         """Every marginal of ``workload_degree`` attributes (of all d if there are fewer)."""
         return list(itertools.combinations(range(d), min(self.workload_degree, d)))
@@ -175,13 +189,15 @@ class AIMPublisher(CentralZCDP):
         measured = measure(codes, sizes, [(a,) for a in range(d)], budget.sigma, rng)
         budget.spent.append(math.fsum([gaussian_rho(budget.sigma)] * d))
         ledger = [zcdp_spend("measure", f"{d} 1-way marginals (sigma={budget.sigma:.6g})", budget.spent[0], self.delta)]
-        model = fit(sizes, measured, self.iterations)
+        rounds_end, end = self.deadlines(start)
+        fits = [fit(sizes, measured, self.iterations, deadline=rounds_end)]
+        model = fits[0]
         ran, annealed, bound, last = 0, 0, False, False
         while not last:
             if budget.rho - math.fsum(budget.spent) < 2 * budget.round_rho():
                 budget.last_round()
                 last = True
-            elif self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+            elif rounds_end is not None and time.perf_counter() > rounds_end:
                 budget.last_round()
                 last = bound = True
             ran += 1
@@ -199,14 +215,16 @@ class AIMPublisher(CentralZCDP):
                     self.delta,
                 )
             )
-            model = fit(sizes, measured, self.iterations, warm=model)
+            model = fit(sizes, measured, self.iterations, warm=model, deadline=end if last else rounds_end)
+            fits.append(model)
             cells = math.prod(sizes[a] for a in chosen)
             if not last and np.abs(model.counts_of([chosen])[0] - before).sum() <= bias(budget.sigma, cells):
                 budget.sigma /= 2.0
                 budget.epsilon *= 2.0
                 annealed += 1
         timed = {"select_measure": time.perf_counter() - start}
-        model = fit(sizes, measured, self.iterations, warm=model)
+        model = fit(sizes, measured, self.iterations, warm=model, deadline=end)
+        fits.append(model)
         timed["fit"] = time.perf_counter() - start - timed["select_measure"]
         megabytes = model_megabytes(sizes, model.cliques)
         claim_memory(
@@ -221,6 +239,7 @@ class AIMPublisher(CentralZCDP):
             "rounds": float(ran),
             "rounds_annealed": float(annealed),
             "time_limit_bound": float(bound),
+            "fits_cut": float(sum(f.steps < self.iterations for f in fits)),
             "model_megabytes": megabytes,
         }
         cliques = {"measured": ["+".join(data.domain.names[a] for a in m.clique) for m in measured]}

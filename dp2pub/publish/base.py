@@ -203,20 +203,6 @@ def reports_bytes(
     return need
 
 
-#: Products of domain sizes beyond this are taken as this (no table that large is allocated).
-PRODUCT_CAP = 1 << 62
-
-
-def capped_product(values: Sequence[int] | np.ndarray | Iterator[int], cap: int = PRODUCT_CAP) -> int:
-    """The product of ``values``, or ``cap`` once it exceeds it (never a million-digit integer)."""
-    product = 1
-    for value in values:
-        product *= int(value)
-        if product > cap:
-            return cap
-    return product
-
-
 def parts_total(parts: dict[str, int]) -> int:
     """The total of :meth:`Publisher.memory_parts`: :meth:`Publisher.memory_bytes`."""
     return sum(parts.values())

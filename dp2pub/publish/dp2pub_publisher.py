@@ -51,7 +51,8 @@ from dp2pub.mechanisms.accounting import ALL_USERS, REPLACE_ONE, Spend, fit_shar
 from dp2pub.mechanisms.chunks import chunk_rows
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.ibu import IBUTrace
-from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, claim_memory, parts_total
+from dp2pub.products import PRODUCT_CAP, capped_product
+from dp2pub.publish.base import Outcome, Publisher, claim_memory, parts_total
 from dp2pub.publish.invariant_pram import COMPOUNDS, PRIORS, pram_clusters
 from dp2pub.publish.pram import perturb_table
 from dp2pub.publish.privbayes import learning_bytes, privbayes_selector

@@ -92,7 +92,8 @@ from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.mechanisms.estimators import project_simplex
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.unary import OUE
-from dp2pub.publish.base import Outcome, Publisher, capped_product, reports_bytes
+from dp2pub.products import capped_product
+from dp2pub.publish.base import Outcome, Publisher, reports_bytes
 from dp2pub.publish.release import Release
 from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_float, check_int
 
@@ -616,7 +617,7 @@ class HDGPublisher(Publisher):
         attribute of two or more values (constant ones get no grid: nothing to report)."""
         d = len(self.varying(sizes))
         if d == 0:
-            raise ConfigError("dataset", list(sizes), "a table with an attribute of two or more values")
+            raise ConfigError("dataset", [int(k) for k in sizes], "a table with an attribute of two or more values")
         grids = d + d * (d - 1) // 2
         if int(n) < grids:
             raise ConfigError(

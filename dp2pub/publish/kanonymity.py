@@ -44,7 +44,8 @@ from dp2pub.anonymity.privacy import PrivacyModel, SensitiveAttribute, achieved
 from dp2pub.anonymity.samarati import samarati
 from dp2pub.data.dataset import LABEL_BYTES, Dataset, code_dtype, table_bytes
 from dp2pub.data.domain import Domain
-from dp2pub.publish.base import Outcome, Publisher, capped_product, channel_bytes
+from dp2pub.products import capped_product
+from dp2pub.publish.base import Outcome, Publisher, channel_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.validation import ConfigError, InputPath, check_choice, check_int, check_optional_float, check_text
 

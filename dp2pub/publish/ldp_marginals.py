@@ -53,7 +53,8 @@ from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.mechanisms.grr import GRR
 from dp2pub.mechanisms.oracles import ORACLES
 from dp2pub.mechanisms.unary import OUE
-from dp2pub.publish.base import Outcome, Publisher, capped_product, claim_memory, parts_total, reports_bytes
+from dp2pub.products import capped_product
+from dp2pub.publish.base import Outcome, Publisher, claim_memory, parts_total, reports_bytes
 from dp2pub.publish.release import TableRelease
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum

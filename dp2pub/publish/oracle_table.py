@@ -48,7 +48,8 @@ from dp2pub.mechanisms.olh import OLH
 from dp2pub.mechanisms.oracle import FrequencyOracle
 from dp2pub.mechanisms.rappor import RAPPOR
 from dp2pub.mechanisms.unary import OUE, SUE
-from dp2pub.publish.base import Outcome, Publisher, capped_product, parts_total
+from dp2pub.products import capped_product
+from dp2pub.publish.base import Outcome, Publisher, parts_total
 from dp2pub.publish.release import Release, TableRelease
 from dp2pub.validation import ConfigError, check_choice, check_epsilon
 

@@ -61,7 +61,8 @@ from dp2pub.data.marginals import marginal_counts
 from dp2pub.data.sampling import DRAW_BYTES
 from dp2pub.mechanisms.accounting import REPLACE_ONE, Spend, split_budget, two_shares
 from dp2pub.mechanisms.exponential import exponential_draw
-from dp2pub.publish.base import PRODUCT_CAP, Outcome, Publisher, capped_product, network_bytes, parts_total
+from dp2pub.products import PRODUCT_CAP, capped_product
+from dp2pub.publish.base import Outcome, Publisher, network_bytes, parts_total
 from dp2pub.publish.release import TableRelease
 from dp2pub.structure.bayes_net import PairSelector, greedy_bayes
 from dp2pub.structure.budget import entropy_sensitivity

@@ -33,6 +33,7 @@ from it 0.068).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from dp2pub.data.marginals import joint_codes
+from dp2pub.products import capped_product
 from dp2pub.synthesis.junction import Clique, JunctionTree
 
 #: Steps of power iteration for the loss's Lipschitz constant (private-pgm's).
@@ -87,6 +89,8 @@ class Model:
     cliques: list[Clique]
     theta: list[np.ndarray] = field(repr=False)
     total: float
+    #: The mirror-descent steps its :func:`fit` took (fewer than asked when a deadline cut it).
+    steps: int = 0
 
     @cached_property
     def tree(self) -> JunctionTree:
@@ -158,11 +162,13 @@ def fit(
     iterations: int,
     warm: Model | None = None,
     known_total: float | None = None,
+    deadline: float | None = None,
 ) -> Model:
     """Private-pgm's mirror descent (module docstring), ``iterations`` steps on
     ``measurements``, started from ``warm``'s potentials if given (AIM's warm start: each
     put on a clique of the new model that contains it) or from zero, with ``known_total``
-    records (None: :func:`total_estimate`).
+    records (None: :func:`total_estimate`). With a ``deadline`` (a ``time.perf_counter()``
+    value) no step starts after it, the first excepted; :attr:`Model.steps` says how many ran.
 
     Raises:
         ValueError: a measurement's clique not in increasing column order, or a warm model's
@@ -182,7 +188,7 @@ def fit(
                 raise ValueError(f"the warm model's clique {clique} is within none of the new model's")
             model.theta[i] = model.theta[i] + potential.reshape(model.tree.shape(cliques[i], clique))
     parent = [next(i for i, c in enumerate(cliques) if set(m.clique) <= set(c)) for m in measurements]
-    return _descend(model, measurements, parent, iterations)
+    return _descend(model, measurements, parent, iterations, deadline)
 
 
 def _project(clique: Clique, m: Measurement, table: np.ndarray) -> np.ndarray:
@@ -198,8 +204,11 @@ def _spread(sizes: Sequence[int], clique: Clique, m: Measurement, values: np.nda
     return values.reshape(tuple(sizes[a] if a in m.clique else 1 for a in clique))
 
 
-def _descend(model: Model, measurements: Sequence[Measurement], parent: Sequence[int], iterations: int) -> Model:
-    """The mirror descent itself, from ``model``'s potentials (module docstring)."""
+def _descend(
+    model: Model, measurements: Sequence[Measurement], parent: Sequence[int], iterations: int, deadline: float | None
+) -> Model:
+    """The mirror descent itself, from ``model``'s potentials (module docstring), stopped
+    before a step that would start after ``deadline``."""
     cliques, sizes = model.cliques, model.sizes
 
     def marginals(theta: list[np.ndarray]) -> list[np.ndarray]:
@@ -220,7 +229,11 @@ def _descend(model: Model, measurements: Sequence[Measurement], parent: Sequence
     theta = model.theta
     mu = marginals(theta)
     loss, grad = loss_grad(mu)
-    for _ in range(iterations):
+    steps = 0
+    for steps in range(1, iterations + 1):
+        if steps > 1 and deadline is not None and time.perf_counter() > deadline:
+            steps -= 1
+            break
         trial = [t - alpha * g for t, g in zip(theta, grad)]
         mu2 = marginals(trial)
         loss2, grad2 = loss_grad(mu2)
@@ -229,7 +242,7 @@ def _descend(model: Model, measurements: Sequence[Measurement], parent: Sequence
             theta, mu, loss, grad, alpha = trial, mu2, loss2, grad2, 1.01 * alpha
         else:
             alpha *= 0.5
-    fitted = Model(sizes, cliques, theta, model.total)
+    fitted = Model(sizes, cliques, theta, model.total, steps)
     fitted.tree = model.tree
     return fitted
 
@@ -279,12 +292,7 @@ def model_memory(max_model_size: float, sizes: Sequence[int]) -> int:
     less than the 1-way tables nor more than d tables of the whole domain."""
     sizes = [int(k) for k in sizes]
     cap = max(int(max_model_size * 2**20), 8 * sum(sizes))
-    whole = 8 * max(len(sizes), 1)
-    for k in sizes:
-        whole *= k
-        if whole > cap:
-            break
-    return MODEL_COPIES * min(cap, whole)
+    return MODEL_COPIES * capped_product([8 * max(len(sizes), 1), *sizes], cap)
 
 
 def sample(model: Model, rows: int, rng: np.random.Generator) -> np.ndarray:

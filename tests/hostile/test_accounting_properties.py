@@ -2,7 +2,7 @@
 random tables (2-6 attributes of 2-5 values), random budgets (1e-3 .. 1e3, none of them round)
 and random settings of its own (DP2-Pub's versions, degrees and cluster caps, hence its cluster
 layouts; PrivBayes's degree and beta; an oracle's strategy; DPPro's label share and labels; the marginal synthesizer's
-selection, oracle and cell cap; HDG's answers and rounds; MST's and AIM's delta, rounds and workload),
+selection, oracle and cell cap; HDG's answers and rounds; InpHT's ways and estimator; MST's and AIM's delta, rounds and workload),
 spends ``epsilon_spent <= epsilon`` exactly: no tolerance, not even one ulp.
 
 Hypothesis runs derandomized (a fixed seed per test), so a run is reproducible and never
@@ -97,6 +97,9 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
             "iterations": st.integers(1, 5),
         }
     ),
+    "inpht": st.fixed_dictionaries(
+        {"ways": st.integers(1, 4), "estimator": st.sampled_from(["norm_sub", "clip", "unbiased"])}
+    ),
     # zCDP converted at delta: the ledger's rho's and the conversion (a model's fit is short)
     "mst": st.fixed_dictionaries(
         {"delta": st.sampled_from([1e-9, 1e-5, 0.1]), "iterations": st.just(10), "select_iterations": st.just(10)}
@@ -128,6 +131,8 @@ def test_every_mechanism_spends_at_most_its_budget_exactly(name):
             options = {**options, "degree": data.d - 1}
         if name == "dppro" and seed % 4 and data.d >= 3:
             options = {**options, "labels": list(data.domain.names[-2:])}  # a label per task
+        if name == "inpht":  # binary tables only: each value's parity
+            data = Dataset(data.codes % 2, Domain.from_sizes([2] * data.d), target=data.target, name=data.name)
         outcome = PUBLISHERS[name](**options).publish(data, epsilon, np.random.default_rng(seed))
         spent = outcome.epsilon_spent
         assert spent is not None and math.isfinite(spent)

@@ -33,6 +33,9 @@ def test_the_ledger_spends_all_of_rho_and_converts_to_at_most_epsilon(epsilon, t
     if time_limit == 0.0:  # bound at once: one round, which spends everything
         assert outcome.extra_metrics["time_limit_bound"] == 1.0
         assert outcome.extra_metrics["rounds"] == 1.0
+        assert outcome.extra_metrics["fits_cut"] == 3.0  # the first, the last round's, the final: a step each
+    else:
+        assert outcome.extra_metrics["time_limit_bound"] == outcome.extra_metrics["fits_cut"] == 0.0
 
 
 def test_candidates_are_the_workloads_downward_closure_weighted_by_overlap():

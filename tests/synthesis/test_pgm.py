@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import time
 
 import numpy as np
 import pytest
@@ -185,6 +186,23 @@ def test_a_warm_start_continues_from_the_same_model():
     assert np.abs(moved.counts((0, 1, 2)) - small.counts((0, 1, 2))).max() > 1.0  # a step does move it
     with pytest.raises(ValueError, match="within none"):
         fit(CYCLIC_SIZES, first[:1], 1, warm=small)
+
+
+def test_a_deadline_stops_the_descent_before_the_first_step_after_it(monkeypatch):
+    """On a clock that advances one second a reading, a deadline lets exactly the steps that
+    start before it run (the first always), and the model equals the one fitted to that many
+    steps; without a deadline every step runs."""
+    rng = np.random.default_rng(4)
+    joint = rng.dirichlet(np.full(math.prod(CYCLIC_SIZES), 0.3)).reshape(CYCLIC_SIZES)
+    measured = noisy(rng, joint, CYCLIC[:3], 5_000.0, 20.0)
+    assert fit(CYCLIC_SIZES, measured, 40).steps == 40
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))
+    assert fit(CYCLIC_SIZES, measured, 40, deadline=-1.0).steps == 1  # already past: one step
+    cut = fit(CYCLIC_SIZES, measured, 40, deadline=10.0)  # steps 2 .. 11 read 1 .. 10; step 12 reads 11
+    assert cut.steps == 11
+    monkeypatch.undo()
+    np.testing.assert_array_equal(cut.counts((0, 1)), fit(CYCLIC_SIZES, measured, 11).counts((0, 1)))
 
 
 def test_exact_marginals_of_a_tree_recover_its_unmeasured_triples_and_the_product_does_not():
