@@ -112,6 +112,11 @@ class JunctionTree:
         self.nodes = self._eliminate(adjacency)
         self.edges = self._spanning_tree()
         self._homes: dict[frozenset[int], int] = {}
+        self._sets = [set(node) for node in self.nodes]
+        self._adjacent: list[set[int]] = [set() for _ in self.nodes]
+        for i, j in self.edges:
+            self._adjacent[i].add(j)
+            self._adjacent[j].add(i)
 
     def _eliminate(self, adjacency: list[dict[int, None]]) -> list[Clique]:
         """The maximal cliques of the graph triangulated by eliminating in :attr:`order`: each
@@ -149,6 +154,31 @@ class JunctionTree:
                 parent[root(i)] = root(j)
                 edges.append((i, j))
         return edges
+
+    def subtree(self, columns: Sequence[int]) -> tuple[list[int], list[tuple[int, int]]]:
+        """A subtree (nodes, edges) of the forest whose nodes hold every one of ``columns``,
+        found by pruning leaves: a leaf goes when its neighbour holds every column it holds
+        (an isolated node when it holds none), until none can. Its nodes' joint distribution
+        is the product of their beliefs over the product of their edges' separator beliefs."""
+        wanted = set(columns)
+        adjacent = {i: set(near) for i, near in enumerate(self._adjacent)}
+        leaves = [i for i, near in adjacent.items() if len(near) <= 1]
+        while leaves:
+            i = leaves.pop()
+            if i not in adjacent or len(adjacent[i]) > 1:
+                continue
+            held = wanted & self._sets[i]
+            if not adjacent[i]:
+                if not held:
+                    del adjacent[i]
+                continue
+            (other,) = adjacent[i]
+            if held <= self._sets[other]:
+                adjacent[other].discard(i)
+                del adjacent[i]
+                leaves.append(other)
+        edges = sorted((i, j) for i in adjacent for j in adjacent[i] if i < j)
+        return sorted(adjacent), edges
 
     def megabytes(self) -> float:
         """The size of the nodes' tables, 8 bytes a cell (private-pgm's ``hypothetical_model_size``)."""

@@ -131,23 +131,29 @@ class Model:
         return [self.sizes[a] for a in columns]
 
     def counts_of(self, cliques: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        """:meth:`counts` of each of ``cliques``, contracted with ``np.einsum`` (a greedy
-        contraction order over the factors ``exp(θ_C − max θ_C)``): one contraction a query,
-        no tree built for it. A query whose contraction under- or overflows is answered by
-        :meth:`counts`."""
-        if len(self.sizes) > EINSUM_AXES:
-            return [self.counts(c) for c in cliques]
-        factors: list[Any] = []
-        for clique, log in zip(self.cliques, self.theta):
-            factors += [np.exp(log - log.max()), list(clique)]
-        for a in sorted(set(range(len(self.sizes))) - {a for c in self.cliques for a in c}):
-            factors += [np.ones(self.sizes[a]), [a]]
-        answers = []
+        """:meth:`counts` of each of ``cliques``, from the beliefs of one message passing: a
+        query within a node of the junction tree summed from that node's belief; one across
+        nodes contracted with ``np.einsum`` (a greedy order) over the beliefs of the subtree
+        that holds it divided by the beliefs of its separators
+        (:meth:`~dp2pub.synthesis.junction.JunctionTree.subtree`), no tree built for it."""
+        tree, answers = self.tree, []
         for query in cliques:
-            table = np.einsum(*factors, list(query), optimize="greedy").ravel()
-            mass = table.sum()
-            ok = np.finfo(np.float64).tiny <= mass < math.inf
-            answers.append(table * (self.total / mass) if ok else self.counts(query))
+            query = [int(a) for a in query]
+            nodes, edges = tree.subtree(query)
+            if len(nodes) == 1 or len(set().union(*(tree.nodes[i] for i in nodes))) > EINSUM_AXES:
+                answers.append(self.counts(query))
+                continue
+            factors: list[Any] = []
+            for i in nodes:
+                factors += [self.beliefs[i], list(tree.nodes[i])]
+            for i, j in edges:
+                separator = sorted(set(tree.nodes[i]) & set(tree.nodes[j]))
+                node = tree.nodes[i]
+                marginal = self.beliefs[i].sum(axis=tuple(x for x, a in enumerate(node) if a not in separator))
+                inverse = np.divide(1.0, marginal, out=np.zeros_like(marginal), where=marginal > 0)
+                factors += [inverse, separator]
+            table = np.einsum(*factors, query, optimize="greedy").ravel()
+            answers.append(table * self.total)
         return answers
 
     def marginal(self, columns: Sequence[int]) -> np.ndarray:

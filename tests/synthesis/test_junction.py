@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from dp2pub.synthesis.junction import JunctionTree
+from dp2pub.synthesis.pgm import Model
 
 
 def random_cliques(rng: np.random.Generator, d: int, count: int) -> list[tuple[int, ...]]:
@@ -57,8 +58,11 @@ def test_the_tree_has_the_running_intersection_property(d, count, seed):
         assert reached == holding, a
 
 
-@pytest.mark.parametrize(("d", "count", "seed"), CASES)
-def test_beliefs_are_the_whole_tables_marginals(d, count, seed):
+def random_field(
+    d: int, count: int, seed: int
+) -> tuple[list[int], list[tuple[int, ...]], list[np.ndarray], np.ndarray]:
+    """Random domains (1-4 values), cliques (:func:`random_cliques`) and potentials, and the
+    whole table's distribution they define, summed by brute force."""
     rng = np.random.default_rng(seed)
     sizes = [int(k) for k in rng.integers(1, 5, size=d)]
     cliques = random_cliques(rng, d, count)
@@ -67,11 +71,34 @@ def test_beliefs_are_the_whole_tables_marginals(d, count, seed):
     for clique, potential in zip(cliques, theta):
         logp = logp + potential.reshape([sizes[a] if a in clique else 1 for a in range(d)])
     joint = np.exp(logp - logp.max())
-    joint /= joint.sum()
+    return sizes, cliques, theta, joint / joint.sum()
+
+
+@pytest.mark.parametrize(("d", "count", "seed"), CASES)
+def test_beliefs_are_the_whole_tables_marginals(d, count, seed):
+    sizes, cliques, theta, joint = random_field(d, count, seed)
     tree = JunctionTree(sizes, cliques)
     for node, belief in zip(tree.nodes, tree.log_beliefs(cliques, theta)):
         exact = joint.sum(axis=tuple(a for a in range(d) if a not in node))
         np.testing.assert_allclose(np.exp(belief), exact, rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize(("d", "count", "seed"), CASES)
+def test_every_query_of_up_to_three_columns_is_the_whole_tables_marginal(d, count, seed):
+    """``Model.counts_of`` (a node's belief, or the beliefs of the subtree that holds the
+    query over its separators'), against the whole table, on graphs with cycles, forests and
+    attributes in no clique; and each query's subtree holds it and is connected."""
+    sizes, cliques, theta, joint = random_field(d, count, seed)
+    model = Model(tuple(sizes), cliques, theta, 1_000.0)
+    queries = [q for r in (1, 2, 3) for q in itertools.combinations(range(d), r)] + [(d - 1, 0)]
+    for query, answer in zip(queries, model.counts_of(queries)):
+        exact = joint.sum(axis=tuple(a for a in range(d) if a not in query))
+        exact = np.transpose(exact, np.argsort(np.argsort(query))).ravel() * 1_000.0
+        np.testing.assert_allclose(answer, exact, rtol=1e-9, atol=1e-12, err_msg=str(query))
+        nodes, edges = model.tree.subtree(query)
+        assert set(query) <= {a for i in nodes for a in model.tree.nodes[i]}
+        assert len(edges) <= len(nodes) - 1  # no cycle: a tree, or trees of a forest's components
+        assert all(i in nodes and j in nodes for i, j in edges)
 
 
 def test_a_tree_needs_no_fill_and_a_cycle_does():
