@@ -14,7 +14,7 @@ the ``k`` attributes ``beta`` is determined by the ``2^k`` coefficients of the s
 marginals of up to ``ways`` attributes need the ``T = sum_{l=1..ways} C(d, l)``
 coefficients of the non-empty sets of at most ``ways`` attributes, and no others.
 
-**Collection** (the paper's InpHT: the users transform their own input). Each user draws one
+**Collection** (InpHT, as its name says: the users transform their own input). Each user draws one
 of the ``T`` coefficients uniformly at random, independently of their record, and reports
 its character on their record, a bit, through randomized response at the whole epsilon
 (binary GRR, :class:`dp2pub.mechanisms.grr.GRR`, so the channel is GRR's: ``p / q = e^eps``
@@ -35,8 +35,8 @@ probability simplex (``estimator: norm_sub``, the default) or left unbiased (``u
 ``clip`` also offered, as for the oracles, :mod:`dp2pub.mechanisms.estimators`).
 
 Choices (only the paper's abstract could be read through this project's search tools; the
-algorithm is the one its title names and later work cites, and these are stated so that
-they can be checked against it):
+algorithm is what it describes, marginals released from local Fourier transformations of
+each user's input, and these are stated so that they can be checked against the paper):
 
 - **Scaling** by each coefficient's own ``m_j`` (the users who drew it) rather than the
   expected ``N / T``: both are unbiased; the realized count has the smaller variance. A
@@ -45,11 +45,10 @@ they can be checked against it):
 - **Post-processing** of each marginal on its own (Norm-Sub), as HDG's grids: the
   released marginals are distributions, but two marginals that share attributes need not
   agree after it (before it they do, exactly: they are read off the same coefficients).
-- **Binary tables only** (the paper's setting): attributes of one value are allowed (their
-  characters are 1), a table with an attribute of three or more values is refused naming
-  ``dataset``. The paper's remedy for wider domains, one binary attribute a bit, is not
-  built: a marginal of ``k`` attributes of ``b`` bits each would need ``2^(kb)``
-  coefficients.
+- **Binary tables only** (the basis above is over bits): attributes of one value are
+  allowed (their characters are 1), a table with an attribute of three or more values is
+  refused naming ``dataset``. Wider domains coded as several bits each are not built: a
+  marginal of ``k`` attributes of ``b`` bits each would need ``2^(kb)`` coefficients.
 - **Marginals of more than ``ways`` attributes** are not answered (``max_way``): their
   higher coefficients were never collected.
 """
@@ -152,11 +151,13 @@ def coefficient_variance(f: np.ndarray | float, users: np.ndarray | int, n: int,
 @dataclass(frozen=True)
 class InpHTRelease(Release):
     """Marginals of up to ``ways`` attributes read off the estimated coefficients (see the
-    module): ``coefficients[basis.index[s]]`` is set ``s``'s, ``binary`` the table's
-    attributes of two values (basis position ``t`` is attribute ``binary[t]``), ``sizes``
-    every attribute's domain size."""
+    module): ``coefficients[basis.index[s]]`` is set ``s``'s, estimated from the
+    ``users[basis.index[s]]`` users who drew it; ``binary`` the table's attributes of two
+    values (basis position ``t`` is attribute ``binary[t]``), ``sizes`` every attribute's
+    domain size."""
 
     coefficients: np.ndarray
+    users: np.ndarray
     basis: Basis
     binary: tuple[int, ...]
     sizes: tuple[int, ...]
@@ -244,7 +245,7 @@ class InpHTPublisher(Publisher):
         coefficients = np.where(users > 0, 1.0 - 2.0 * (share - oracle.q) / (oracle.p - oracle.q), 0.0)
         timed = {"collect": time.perf_counter() - start}
         sizes = tuple(int(k) for k in data.domain.sizes)
-        release = InpHTRelease(coefficients, basis, tuple(binary), sizes, self.ways, self.estimator)
+        release = InpHTRelease(coefficients, users, basis, tuple(binary), sizes, self.ways, self.estimator)
         ledger = [Spend("report", "one Fourier coefficient", epsilon)]
         extra = {
             "coefficients": float(basis.size),

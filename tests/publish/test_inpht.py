@@ -85,7 +85,8 @@ def test_exact_coefficients_give_every_marginal_exactly_in_any_column_order():
     codes[:, 2] = 0
     binary = (0, 1, 3, 4)
     basis = Basis.of(len(binary), 3)
-    release = InpHTRelease(exact_coefficients(codes[:, binary], basis), basis, binary, tuple(sizes), 3, "unbiased")
+    coefficients = exact_coefficients(codes[:, binary], basis)
+    release = InpHTRelease(coefficients, np.full(basis.size, 500), basis, binary, tuple(sizes), 3, "unbiased")
     for way in (1, 2, 3):
         for columns in itertools.permutations(range(5), way):
             truth = marginal_counts(codes[:, list(columns)], np.array(sizes)[list(columns)]) / 500
@@ -133,7 +134,7 @@ def draws(data: Dataset, epsilon: float, reps: int, ways: int = 2) -> tuple[np.n
         rng = np.random.default_rng(seed)
         release = publisher.publish(data, epsilon, rng).release
         estimates.append(release.coefficients)
-        users.append(np.bincount(np.random.default_rng(seed).integers(release.basis.size, size=data.n)))
+        users.append(release.users)
     return np.array(estimates), np.array(users)
 
 
@@ -197,7 +198,8 @@ def test_post_processed_marginals_are_distributions(estimator):
 def test_a_coefficient_nobody_drew_is_zero_and_counted():
     data = table(correlated(5, 4, np.random.default_rng(7)), [2] * 4)
     outcome = InpHTPublisher(ways=2).publish(data, 1.0, np.random.default_rng(8))
-    users = np.bincount(np.random.default_rng(8).integers(10, size=5), minlength=10)
+    users = outcome.release.users
+    assert users.sum() == 5 and users.size == 10  # every user drew one of the 4 + 6 coefficients
     assert outcome.extra_metrics["coefficients_unmeasured"] == np.count_nonzero(users == 0) > 0
     assert np.all(outcome.release.coefficients[users == 0] == 0.0)
 
