@@ -35,9 +35,10 @@ single fit of a large model ran for tens of minutes. With a limit ``L`` the job 
 once :data:`ROUNDS_SHARE` of ``L`` has passed, the next round is the last (it spends what
 remains, so the budget is spent as without the cap), no fit of the rounds takes a step after
 that point, and the last round's fit and the final fit take none after ``L`` (the first step
-of each excepted: :func:`dp2pub.synthesis.pgm.fit`'s ``deadline``). Beyond it run at most a
-fit's first step and its step size's estimate (50 steps of power iteration), the last round's
-choice and measurement if they started late, and the sampling. The job logs ``time_limit_bound = 1``, the rounds it
+of each excepted: :func:`dp2pub.synthesis.pgm.fit`'s ``deadline``). Beyond it run at most the
+first step of the last round's fit and of the final fit, with each one's step-size estimate
+(50 steps of power iteration), the last round's choice and measurement if they started
+late, and the sampling. The job logs ``time_limit_bound = 1``, the rounds it
 ran and ``fits_cut``, the fits stopped short of their ``iterations``.
 """
 

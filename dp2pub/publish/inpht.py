@@ -39,7 +39,8 @@ algorithm is what it describes, marginals released from local Fourier transforma
 each user's input, and these are stated so that they can be checked against the paper):
 
 - **Scaling** by each coefficient's own ``m_j`` (the users who drew it) rather than the
-  expected ``N / T``: both are unbiased; the realized count has the smaller variance. A
+  expected ``N / T``: both are unbiased (the first given that some user drew it); the
+  realized count has the smaller variance. A
   coefficient no user drew (``N`` much smaller than ``T``) is estimated as 0, and counted
   in the metric ``coefficients_unmeasured``.
 - **Post-processing** of each marginal on its own (Norm-Sub), as HDG's grids: the

@@ -140,19 +140,21 @@ class Model:
         for query in cliques:
             query = [int(a) for a in query]
             nodes, edges = tree.subtree(query)
-            if len(nodes) == 1 or len(set().union(*(tree.nodes[i] for i in nodes))) > EINSUM_AXES:
+            held = sorted(set().union(*(tree.nodes[i] for i in nodes)))
+            if len(nodes) == 1 or len(held) > EINSUM_AXES:
                 answers.append(self.counts(query))
                 continue
+            axis = {a: x for x, a in enumerate(held)}  # einsum's labels: 0 .. 51, not column numbers
             factors: list[Any] = []
             for i in nodes:
-                factors += [self.beliefs[i], list(tree.nodes[i])]
+                factors += [self.beliefs[i], [axis[a] for a in tree.nodes[i]]]
             for i, j in edges:
                 separator = sorted(set(tree.nodes[i]) & set(tree.nodes[j]))
                 node = tree.nodes[i]
                 marginal = self.beliefs[i].sum(axis=tuple(x for x, a in enumerate(node) if a not in separator))
                 inverse = np.divide(1.0, marginal, out=np.zeros_like(marginal), where=marginal > 0)
-                factors += [inverse, separator]
-            table = np.einsum(*factors, query, optimize="greedy").ravel()
+                factors += [inverse, [axis[a] for a in separator]]
+            table = np.einsum(*factors, [axis[a] for a in query], optimize="greedy").ravel()
             answers.append(table * self.total)
         return answers
 

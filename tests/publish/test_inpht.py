@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
+from scipy.stats import chisquare
 
 from dp2pub.data.dataset import Dataset
 from dp2pub.data.domain import Domain
@@ -115,6 +116,19 @@ def test_the_users_channel_meets_epsilon_exactly_and_not_less(epsilon):
     loss = float(np.max(np.log(channel[:, None, :] / channel[None, :, :])))
     assert loss <= epsilon
     assert loss > epsilon * (1 - 1e-9)  # the whole budget is used: every set separates some records
+
+
+def test_the_draw_of_a_coefficient_does_not_depend_on_the_record():
+    """The channel above assumes a uniform draw independent of the record: two tables of the
+    same shape published with the same seed draw the same coefficients (the same users behind
+    each), and their counts are uniform over the coefficients (chi-square at the 1e-4 level)."""
+    rng = np.random.default_rng(10)
+    first = table(correlated(20_000, 5, rng), [2] * 5)
+    second = table(1 - first.codes, [2] * 5)  # every record changed
+    users = [InpHTPublisher().publish(t, 1.0, np.random.default_rng(11)).release.users for t in (first, second)]
+    assert np.array_equal(users[0], users[1])
+    expected = 20_000 / users[0].size
+    assert chisquare(users[0], np.full(users[0].size, expected)).pvalue > 1e-4
 
 
 def test_every_user_reports_once_and_the_ledger_spends_epsilon_exactly():

@@ -101,6 +101,24 @@ def test_every_query_of_up_to_three_columns_is_the_whole_tables_marginal(d, coun
         assert all(i in nodes and j in nodes for i, j in edges)
 
 
+def test_queries_across_nodes_of_a_wide_table_are_answered():
+    """Columns numbered beyond einsum's 52 labels: a chain over 60 binary attributes, every
+    pair's marginal the product of its path's conditionals (checked against a chain of
+    transfer matrices)."""
+    rng = np.random.default_rng(7)
+    d = 60
+    cliques = [(a, a + 1) for a in range(d - 1)]
+    theta = [rng.normal(0, 1, size=(2, 2)) for _ in cliques]
+    model = Model((2,) * d, cliques, theta, 1.0)
+    beliefs = model.counts_of([(a,) for a in range(d)] + [(0, 59), (55, 58)])
+    for (a, b), answer in zip([(0, 59), (55, 58)], beliefs[d:]):
+        pairs = [model.counts((x, x + 1)).reshape(2, 2) for x in range(a, b)]
+        joint = pairs[0]
+        for pair in pairs[1:]:  # p(x_a, x_{k+1}) = sum_k p(x_a, x_k) p(x_k, x_{k+1}) / p(x_k)
+            joint = joint @ (pair / pair.sum(axis=1, keepdims=True))
+        np.testing.assert_allclose(answer, joint.ravel(), rtol=1e-9)
+
+
 def test_a_tree_needs_no_fill_and_a_cycle_does():
     chain = JunctionTree([3] * 5, [(0, 1), (1, 2), (2, 3), (3, 4)])
     assert sorted(chain.nodes) == [(0, 1), (1, 2), (2, 3), (3, 4)]
