@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
+from dp2pub.bench.estimates import SIZES as BENCH_SIZES
 from dp2pub.bench.estimates import shipped_mechanisms
 from dp2pub.data.dataset import table_bytes
 from dp2pub.data.synthetic import make_synthetic
@@ -35,10 +36,10 @@ SHIPPED = shipped_mechanisms()
 SLACK = 1 << 16
 #: The grid: records, attributes (at least what the mechanism needs), domain size ranges.
 RECORDS = (2_000, 20_000)
+#: InpHT's binary tables (the bench's sizes) up to acs's 23 attributes.
 ATTRIBUTES = {"dp2pub": (3, 6), "privbayes": (3, 6), "inpht": (6, 23)}
 SIZES = ((2, 5), (5, 12))
-#: Mechanisms of their own domain sizes: InpHT takes binary tables (23 attributes: acs's width).
-SIZES_OF = {"inpht": ((2, 2),)}
+
 #: Releases whose joint marginals spread generalized values over the original ones: the
 #: estimate of a k-way answer counts every range of k(k+1)/2 a QI may publish (Mondrian), far
 #: above what a partition publishes at k >= 3 (measured: up to 1,211 times at 6 ways).
@@ -56,7 +57,7 @@ def publisher(stem: str):
 def grid(stem: str):
     for n in RECORDS:
         for d in ATTRIBUTES.get(stem, (3, 6)):
-            for sizes in SIZES_OF.get(stem, SIZES):
+            for sizes in [BENCH_SIZES[stem]] if stem in BENCH_SIZES else SIZES:
                 yield random_table(np.random.default_rng(1), n, dims=(d, d), sizes=sizes)
 
 
@@ -70,7 +71,7 @@ def outside(measured, what: str, slack: int = SLACK) -> str | None:
 @pytest.mark.parametrize("stem", sorted(SHIPPED))
 def test_a_publisher_estimate_is_within_a_factor_of_the_traced_peak(stem):
     mechanism = publisher(stem)
-    sizes = SIZES_OF.get(stem, SIZES)[0]
+    sizes = BENCH_SIZES.get(stem, SIZES[0])
     run(mechanism, random_table(np.random.default_rng(0), 200, dims=(6, 6), sizes=sizes), 1.0, 0)  # warm up
     failures, slack = [], SLACKS.get(stem, SLACK)
     for data in grid(stem):

@@ -46,7 +46,9 @@ from dp2pub.testing.tables import random_table
 #: Settings of a shipped config that fit only its dataset (adult's quasi-identifiers).
 ADULT_ONLY = {"quasi_identifiers": None}
 #: The fewest attributes and records a mechanism needs (a degree-2 network: 3 attributes).
-NEEDS = {"dp2pub": {"d": 3}, "privbayes": {"d": 3}, "ldp_marginals": {"n": 100}}
+NEEDS: dict[str, dict[str, int]] = {"dp2pub": {"d": 3}, "privbayes": {"d": 3}, "ldp_marginals": {"n": 100}}
+#: Domain-size ranges a mechanism takes instead of the grid's (InpHT: binary tables).
+SIZES: dict[str, tuple[int, int]] = {"inpht": (2, 2)}
 #: Settings that shorten what the memory does not depend on: a graphical model's fit
 #: (mirror-descent steps) and AIM's rounds (the model's size is capped and claimed as the
 #: data decide it). The checks of ledgers, releases and determinism use them too
@@ -102,7 +104,7 @@ def tables(name: str, ns: list[int], ds: list[int], ks: list[tuple[int, int]]) -
     needs = NEEDS.get(name, {})
     for n in ns:
         for d in sorted({max(d, needs.get("d", 1)) for d in ds}):
-            for k in ks:
+            for k in [SIZES[name]] if name in SIZES else ks:
                 data = random_table(np.random.default_rng(1), max(n, needs.get("n", 1)), dims=(d, d), sizes=k)
                 yield {"n": data.n, "d": d, "sizes": [int(s) for s in data.domain.sizes]}, data
 
@@ -119,7 +121,8 @@ def bench_publishers(mechanisms: dict[str, dict], grid: tuple, limit: int, skipp
     rows = []
     for stem, settings in mechanisms.items():
         publisher = publisher_of(settings)
-        run(publisher, random_table(np.random.default_rng(0), 200, dims=(6, 6), sizes=(2, 5)), EPSILON, 0)
+        warm = random_table(np.random.default_rng(0), 200, dims=(6, 6), sizes=SIZES.get(stem, (2, 5)))
+        run(publisher, warm, EPSILON, 0)
         for shape, data in tables(stem, *grid):
             if publisher.memory_bytes(data.n, data.domain.sizes) > limit:
                 skipped.append({"kind": "publisher", "name": stem, **shape})
