@@ -62,6 +62,7 @@ BAD: dict[str, dict] = {
         "inference": "exact",
         "pgm_iterations": 0,
         "max_model_size": 0.0,
+        "rare_sd": -1.0,
     },
     "mst": {"delta": 1.0, "iterations": 0, "select_iterations": 0},
     "aim": {"delta": 0.0, "workload_degree": 0, "rounds": 0, "max_model_size": 0.0, "iterations": 0, "time_limit": -1},
@@ -81,6 +82,7 @@ TABLES: dict[str, dict] = {
     "aim": {"draws": len(FIXED_DRAWS)},
     "ldp_marginals_pgm": {"rows": (100, 200), "draws": len(FIXED_DRAWS)},
     "ldp_marginals_pgm_tree": {"rows": (100, 200), "draws": len(FIXED_DRAWS)},
+    "ldp_marginals_rare": {"rows": (100, 200)},
 }
 #: Settings of a shipped config that only fit its dataset: adult's quasi-identifiers.
 ADULT_ONLY = {"quasi_identifiers": None}
@@ -143,6 +145,7 @@ VARIANTS = {
     "dp2pub_two_phase_users": ("dp2pub", {"trust": "local_two_phase", "split": "users"}),
     "ldp_marginals_pgm": ("ldp_marginals", {"inference": "pgm", "allocation": "cells", "pgm_iterations": 20}),
     "ldp_marginals_pgm_tree": ("ldp_marginals", {"inference": "pgm", "pgm_iterations": 20, "max_model_size": 1e-4}),
+    "ldp_marginals_rare": ("ldp_marginals", {"rare_sd": 3.0}),
 }
 
 

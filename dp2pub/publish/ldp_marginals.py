@@ -30,6 +30,13 @@ sampled from the model exactly (:mod:`dp2pub.synthesis.pgm`). ``allocation: cell
 marginal's group users in proportion to ``cells ** (2/3)`` rather than equally
 (:func:`allocation_weights`).
 
+``rare_sd`` merges, before steps 3-4, each attribute's values whose 1-way estimate (pooled
+from every estimate that holds the attribute) is below ``rare_sd`` standard deviations into
+one value, as MST compresses its domain centrally (McKenna et al., JPC 2021; private-pgm's
+``compress_domain``, 3 standard deviations), sums every estimate onto the smaller domain,
+synthesizes there and draws a merged value's records uniformly among its values
+(:mod:`dp2pub.synthesis.compression`; experiments/ldp_marginals.md, "Rare values merged").
+
 Steps 2-4 are post-processing of the reports (the choice of pairs reads only first-phase
 reports, which are differentially private). Attributes in no pair of at most ``max_cells``
 cells are measured alone, by a group of their own.
@@ -56,6 +63,7 @@ from dp2pub.mechanisms.unary import OUE
 from dp2pub.products import capped_product
 from dp2pub.publish.base import Outcome, Publisher, claim_memory, parts_total, reports_bytes
 from dp2pub.publish.release import TableRelease
+from dp2pub.synthesis.compression import Compression, compress
 from dp2pub.synthesis.consistency import Consistency, Tables, make_consistent
 from dp2pub.synthesis.gum import gum
 from dp2pub.synthesis.pgm import MODEL_COPIES, Measurement, fit, model_megabytes, model_memory, sample
@@ -71,52 +79,86 @@ ALLOCATIONS: tuple[str, ...] = ("uniform", "cells")
 @dataclass(frozen=True)
 class Measured:
     """An unbiased estimate of one marginal, its per-cell variance at frequencies near 0, the
-    users behind it, their oracle's support probabilities ``(p*, q*)`` (``(1, 0)``: exact) and
+    users behind it, their oracle's support probabilities ``(p*, q*)`` (``(1, 0)``: exact),
     whether a report supports exactly one value (GRR, exact reports) or each value on its own
-    (OUE, OLH)."""
+    (OUE, OLH), and, for an estimate summed onto a compressed domain
+    (:mod:`dp2pub.synthesis.compression`), how many of the reported domain's cells each of
+    its cells holds (None: one each)."""
 
     table: np.ndarray
     variance: float
     users: int
     support: tuple[float, float]
     exclusive: bool = True
+    multiplicity: np.ndarray | None = None
 
     @property
     def population_variance(self) -> float:
         """Mean per-cell variance as an estimate of the whole population's marginal: the
-        oracle's and the group's sampling variance (:func:`~dp2pub.synthesis.selection.cell_variances`,
-        at the estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
-        return float(cell_variances(self.table, *self.support).mean()) / self.users
+        oracle's and the group's sampling variance (:func:`support_variances`, at the
+        estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
+        cells = np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity
+        return float(support_variances(self.table, cells, self.support, self.exclusive).mean()) / self.users
 
     def sums_variance(self, keep: int) -> float:
         """Mean variance of the estimate's sums onto its axis ``keep`` (a pair's row or column
-        sums, of K cells each) about the population's, as :attr:`population_variance` is of
-        its cells. A user of a sum's frequency f supports s of its K values: when a report
-        supports one value (GRR), s is Bernoulli with mean ``K q* + f (p* - q*)``; when each
-        value on its own (OUE, OLH: the user's own with p*, each other with q*), ``Var s = f
-        (p*(1 - p*) - q*(1 - q*)) + K q*(1 - q*) + f (1 - f) (p* - q*)^2``. Divided by
-        ``users (p* - q*)^2``; with K = 1 both are :func:`cell_variances`."""
-        p, q = self.support
-        k = self.table.size // self.table.shape[keep]
+        sums) about the population's, as :attr:`population_variance` is of its cells
+        (:func:`support_variances` of the sums and the reported cells each holds)."""
         other = tuple(axis for axis in range(self.table.ndim) if axis != keep)
-        f = np.clip(self.table.sum(axis=other), 0.0, 1.0)
-        if self.exclusive:
-            s = k * q + f * (p - q)
-            spread = s * (1.0 - s)
-        else:
-            spread = f * (p * (1 - p) - q * (1 - q)) + k * q * (1 - q) + f * (1 - f) * (p - q) ** 2
-        return float(spread.mean()) / (self.users * (p - q) ** 2)
+        cells = np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity
+        return (
+            float(
+                support_variances(
+                    self.table.sum(axis=other), cells.sum(axis=other), self.support, self.exclusive
+                ).mean()
+            )
+            / self.users
+        )
+
+    def compressed(self, compression: Compression, key: tuple[int, ...]) -> Measured:
+        """The estimate summed onto ``compression``'s domain: still unbiased; its variance
+        near 0 that of a cell times the mean number of reported cells a compressed one holds."""
+        cells = compression.table(np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity, key)
+        return Measured(
+            compression.table(self.table, key),
+            self.variance * float(cells.mean()),
+            self.users,
+            self.support,
+            self.exclusive,
+            cells,
+        )
+
+
+def support_variances(freq: np.ndarray, cells: np.ndarray, support: tuple[float, float], exclusive: bool) -> np.ndarray:
+    """Per-user variance of the unbiased estimate of sums of ``cells`` reported values each, of
+    the population's frequencies ``freq`` (clipped to [0, 1]), through an oracle of support
+    probabilities ``(p*, q*)``. A user of a sum's frequency f supports s of its K values: when
+    a report supports one value (GRR, ``exclusive``), s is Bernoulli with mean ``K q* + f (p* -
+    q*)``; when each value on its own (OUE, OLH: the user's own with p*, each other with q*),
+    ``Var s = f (p*(1 - p*) - q*(1 - q*)) + K q*(1 - q*) + f (1 - f) (p* - q*)^2``. Divided by
+    ``(p* - q*)^2``; with K = 1 both are
+    :func:`~dp2pub.synthesis.selection.cell_variances`."""
+    p, q = support
+    f = np.clip(np.asarray(freq, dtype=np.float64), 0.0, 1.0)
+    if exclusive:
+        s = cells * q + f * (p - q)
+        spread = s * (1.0 - s)
+    else:
+        spread = f * (p * (1 - p) - q * (1 - q)) + cells * q * (1 - q) + f * (1 - f) * (p - q) ** 2
+    return spread / (p - q) ** 2
 
 
 @dataclass(frozen=True)
 class Survey:
     """What the users reported: every group (its marginal and its users' row indices, the
     groups disjoint), the estimate of every marginal measured (a chosen pair's two estimates
-    combined), and the marginals chosen for the synthesis."""
+    combined), the marginals chosen for the synthesis, and the compression of rare values
+    (``rare_sd``; the estimates are then on its domain)."""
 
     groups: list[tuple[tuple[int, ...], np.ndarray]]
     measured: dict[tuple[int, ...], Measured]
     chosen: list[tuple[int, ...]]
+    compression: Compression | None = None
 
 
 def measure(
@@ -201,6 +243,7 @@ class LDPMarginalsPublisher(Publisher):
     inference: str = "gum"
     pgm_iterations: int = 1000
     max_model_size: float = 1.0
+    rare_sd: float | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.marginals, "marginals", MARGINALS)
@@ -214,6 +257,7 @@ class LDPMarginalsPublisher(Publisher):
         check_choice(self.inference, "inference", INFERENCES)
         check_int(self.pgm_iterations, "pgm_iterations", 1)
         check_float(self.max_model_size, "max_model_size", 0.0)
+        check_optional_float(self.rare_sd, "rare_sd", 0.0)
 
     #: ``inference: pgm``: the model's size is decided by the pairs chosen, within
     #: ``max_model_size``: claimed once its cliques are known, before the fit.
@@ -296,13 +340,23 @@ class LDPMarginalsPublisher(Publisher):
         groups = list(zip(candidates, self.split(users[:cut], candidates, data)))
         first = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups}
         if self.marginals == "all_pairs":
-            return Survey(groups, first, candidates)
+            return self.compressed(Survey(groups, first, candidates), data.d)
         chosen = self.choose(first, data.n - cut, data.d)
         again = _with_uncovered(chosen, data.d)
         groups += zip(again, self.split(users[cut:], again, data))
         second = {key: measure(data, key, g, epsilon, self.oracle, rng) for key, g in groups[len(candidates) :]}
         measured = {**first, **{key: combine(first[key], m) if key in first else m for key, m in second.items()}}
-        return Survey(groups, measured, chosen)
+        return self.compressed(Survey(groups, measured, chosen), data.d)
+
+    def compressed(self, survey: Survey, d: int) -> Survey:
+        """With ``rare_sd``, the survey's estimates summed onto the domain where each attribute's
+        values estimated below ``rare_sd`` standard deviations are merged
+        (:func:`~dp2pub.synthesis.compression.compress` of :func:`one_way_estimates`)."""
+        if self.rare_sd is None:
+            return survey
+        compression = compress(*one_way_estimates(survey.measured, d), self.rare_sd)
+        measured = {key: m.compressed(compression, key) for key, m in survey.measured.items()}
+        return Survey(survey.groups, measured, survey.chosen, compression)
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
         epsilon = check_epsilon(epsilon)
@@ -310,7 +364,7 @@ class LDPMarginalsPublisher(Publisher):
         survey = self.survey(data, epsilon, rng)
         timed = {"measure": time.perf_counter() - start}
         if self.inference == "pgm":
-            records, extra = self.infer_pgm(data, survey, rng)
+            records, extra = self.infer_pgm(data.n, survey_sizes(data, survey), survey, rng)
             timed["synthesis"] = time.perf_counter() - start - timed["measure"]
         else:
             tables, consistency = consistent(survey.measured, self.consistency_rounds)
@@ -323,6 +377,9 @@ class LDPMarginalsPublisher(Publisher):
                 "consistency_rounds": float(consistency.rounds),
                 "consistency_converged": float(consistency.converged),
             }
+        if survey.compression is not None:
+            records = survey.compression.expand(records, rng).astype(data.codes.dtype)
+            extra["values_merged"] = float(survey.compression.merged)
         label = {key: "+".join(data.domain.names[a] for a in key) for key in survey.measured}
         ledger = [Spend("report", label[key], epsilon, f"group {i}") for i, (key, _) in enumerate(survey.groups)]
         extra = {
@@ -333,7 +390,7 @@ class LDPMarginalsPublisher(Publisher):
         measured = {"measured": [label[key] for key, _ in survey.groups], "chosen": [label[k] for k in survey.chosen]}
         return Outcome(TableRelease(data.with_codes(records)), ledger, timed, extra, {"marginals": measured})
 
-    def infer_pgm(self, data: Dataset, survey: Survey, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    def infer_pgm(self, n: int, sizes: list[int], survey: Survey, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
         """Steps 3-4 by private-pgm's estimation instead (``inference: pgm``): every estimate a
         Gaussian measurement of counts with its population variance
         (:attr:`Measured.population_variance` times n^2); the measured pairs, the chosen ones
@@ -343,12 +400,11 @@ class LDPMarginalsPublisher(Publisher):
         an attribute's 1-way measurements pooled (:func:`pooled`), a constant's left out (the
         total fixes it); the model's memory claimed, fitted, and n records sampled from it
         exactly. A model whose whole domain fits in ``max_model_size`` (:meth:`whole`) takes
-        every measured pair."""
-        sizes = [int(k) for k in data.domain.sizes]
+        every measured pair. ``n`` records; ``sizes``, the domain the survey's estimates are on."""
         whole = self.whole(sizes)
         pairs = [key for key in survey.measured if len(key) == 2]
         chosen = [key for key in survey.chosen if len(key) == 2]
-        singles = [(a,) for a in range(data.d)]
+        singles = [(a,) for a in range(len(sizes))]
         model_pairs: list[tuple[int, ...]] = []
         for key in [*ranked(survey.measured, chosen), *ranked(survey.measured, [p for p in pairs if p not in chosen])]:
             if whole or model_megabytes(sizes, [*model_pairs, key, *singles]) <= self.max_model_size:
@@ -356,22 +412,18 @@ class LDPMarginalsPublisher(Publisher):
         measurements, sums = [], []
         for key, m in survey.measured.items():
             if key in model_pairs:
-                measurements.append(
-                    Measurement(key, m.table.ravel() * data.n, math.sqrt(m.population_variance) * data.n)
-                )
+                measurements.append(Measurement(key, m.table.ravel() * n, math.sqrt(m.population_variance) * n))
             elif len(key) == 1 and sizes[key[0]] > 1:  # a constant's is exact: the total fixes it
-                sums.append(Measurement(key, m.table.ravel() * data.n, math.sqrt(m.population_variance) * data.n))
+                sums.append(Measurement(key, m.table.ravel() * n, math.sqrt(m.population_variance) * n))
             elif len(key) == 2:  # the pair's marginal of each of its attributes
-                for axis, attribute in enumerate(key):
-                    total = m.table.sum(axis=1 - axis) * data.n
-                    sums.append(Measurement((attribute,), total, math.sqrt(m.sums_variance(axis)) * data.n))
+                sums += attribute_sums(key, m, n)
         measurements += pooled(sums)
         megabytes = model_megabytes(sizes, [*model_pairs, *singles])
         claim_memory(
             "max_model_size", self.max_model_size, MODEL_COPIES * int(megabytes * 2**20), "the graphical model"
         )
-        model = fit(sizes, measurements, self.pgm_iterations, known_total=float(data.n))
-        records = sample(model, data.n, rng)
+        model = fit(sizes, measurements, self.pgm_iterations, known_total=float(n))
+        records = sample(model, n, rng)
         extra = {"pairs_modelled": float(len(model_pairs)), "model_megabytes": megabytes, "model_whole": float(whole)}
         return records.astype(code_dtype(max(sizes, default=1))), extra
 
@@ -417,6 +469,38 @@ def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tup
     of a constant attribute, sets what it shares)."""
     variances = {key: m.population_variance for key, m in measured.items()}
     return make_consistent({key: m.table for key, m in measured.items()}, variances, rounds)
+
+
+def survey_sizes(data: Dataset, survey: Survey) -> list[int]:
+    """The domain sizes of the survey's estimates: ``data``'s, or their compression's."""
+    if survey.compression is not None:
+        return survey.compression.sizes
+    return [int(k) for k in data.domain.sizes]
+
+
+def attribute_sums(key: tuple[int, ...], m: Measured, scale: float = 1.0) -> list[Measurement]:
+    """A pair's estimate as a measurement of each of its two attributes (its column and row
+    sums, with :meth:`Measured.sums_variance`), times ``scale`` (n: counts)."""
+    return [
+        Measurement((attribute,), m.table.sum(axis=1 - axis) * scale, math.sqrt(m.sums_variance(axis)) * scale)
+        for axis, attribute in enumerate(key)
+    ]
+
+
+def one_way_estimates(measured: Mapping[tuple[int, ...], Measured], d: int) -> tuple[list[np.ndarray], list[float]]:
+    """Each attribute's 1-way marginal from every estimate that holds it (a pair's sums, its
+    own group's estimate), pooled by inverse variance (:func:`pooled`), and its mean standard
+    deviation; an attribute of one value, exactly 1."""
+    sums: list[Measurement] = []
+    for key, m in measured.items():
+        if len(key) == 2:
+            sums += attribute_sums(key, m)
+        elif m.variance > 0.0:
+            sums.append(Measurement(key, m.table.ravel(), math.sqrt(m.population_variance)))
+    by_attribute = {m.clique[0]: m for m in pooled(sums)}
+    constant = Measurement((0,), np.ones(1), 0.0)
+    pooled_ = [by_attribute.get(a, constant) for a in range(d)]
+    return [m.values for m in pooled_], [m.stddev for m in pooled_]
 
 
 def pooled(measurements: Sequence[Measurement]) -> list[Measurement]:

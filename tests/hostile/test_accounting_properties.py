@@ -88,6 +88,7 @@ SETTINGS: dict[str, st.SearchStrategy[dict]] = {
             "select_fraction": st.sampled_from([0.3, 0.5, 0.8]),  # >= 15 pairs' users at n >= 60
             "max_cells": st.sampled_from([4, 100_000]),  # 4: some attributes measured alone
             "iterations": st.integers(0, 3),
+            "rare_sd": st.sampled_from([None, 1.0, 3.0]),
         }
     ),
     "hdg": st.fixed_dictionaries(

@@ -18,6 +18,7 @@ from dp2pub.mechanisms.adaptive import build_oracle
 from dp2pub.publish import ldp_marginals
 from dp2pub.publish.base import MemoryAllowance, allowance
 from dp2pub.publish.ldp_marginals import LDPMarginalsPublisher, measure
+from dp2pub.synthesis.compression import Compression
 from dp2pub.synthesis.selection import dependence_margin
 from dp2pub.validation import ConfigError
 from tests.synthesis.test_consistency import chain
@@ -329,3 +330,46 @@ def test_a_pairs_row_and_column_sums_have_the_variance_given_to_them(oracle, exc
         independent = cells * exact.population_variance
         if exclusive:
             assert abs(observed / independent - 1) > tolerance  # GRR's cells are not independent
+
+
+@pytest.mark.parametrize(("oracle", "exclusive"), [("grr", True), ("oue", False)])
+def test_an_estimate_summed_onto_merged_values_has_the_variance_given_to_it(oracle, exclusive):
+    rng = np.random.default_rng(11)
+    sizes = (2, 4)
+    population = chain(200_000, sizes, rng)
+    data = table(population, sizes)
+    truth = marginal_counts(population, sizes) / len(population)
+    compression = Compression((np.array([0, 1]), np.array([0, 1, 1, 1])))  # values 1-3 merged
+    users, reps, epsilon = 400, 2_000, 1.0
+    cells = []
+    for _ in range(reps):
+        m = measure(data, (0, 1), rng.choice(len(population), users, replace=False), epsilon, oracle, rng)
+        cells.append(m.compressed(compression, (0, 1)).table)
+    support = (m.support[0], m.support[1])
+    exact = ldp_marginals.Measured(truth, 0.0, users, support, exclusive).compressed(compression, (0, 1))
+    observed = np.asarray(cells).var(axis=0, ddof=1).mean()
+    tolerance = Z * math.sqrt(2 / (reps - 1))
+    assert abs(observed / exact.population_variance - 1) < tolerance
+    as_reported = ldp_marginals.Measured(exact.table, 0.0, users, support, exclusive)  # one reported cell each
+    assert abs(observed / as_reported.population_variance - 1) > tolerance
+
+
+def test_rare_values_are_merged_after_the_survey_and_drawn_back():
+    rng = np.random.default_rng(12)
+    n, sizes = 20_000, (12, 2)
+    shares = np.array([0.45, 0.45] + [0.01] * 10)
+    codes = np.column_stack([rng.choice(12, n, p=shares), rng.integers(0, 2, n)])
+    codes[:, 1] = np.where(codes[:, 0] == 0, 0, codes[:, 1])  # a dependence on the common values
+    data = table(codes, sizes)
+    plain = LDPMarginalsPublisher().publish(data, 2.0, np.random.default_rng(13))
+    assert "values_merged" not in plain.extra_metrics
+    outcome = LDPMarginalsPublisher(rare_sd=3.0).publish(data, 2.0, np.random.default_rng(13))
+    assert outcome.extra_metrics["values_merged"] >= 5
+    assert [s.epsilon for s in outcome.ledger] == [s.epsilon for s in plain.ledger]  # post-processing
+    published = outcome.published.codes
+    got = marginal_counts(published[:, [0]], [12]) / n
+    assert np.abs(got[:2] - 0.45).max() < 0.05
+    merged = published[:, 0] >= 2
+    assert np.unique(published[merged, 0]).size >= 5  # drawn among the merged values
+    # the common values' dependence survives: attribute 1 is 0 wherever attribute 0 is 0
+    assert np.mean(published[published[:, 0] == 0, 1] == 0) > 0.8
