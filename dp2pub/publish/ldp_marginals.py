@@ -95,10 +95,17 @@ class Measured:
     @property
     def population_variance(self) -> float:
         """Mean per-cell variance as an estimate of the whole population's marginal: the
-        oracle's and the group's sampling variance (:func:`support_variances`, at the
+        oracle's and the group's sampling variance (:meth:`per_user_variances`, at the
         estimate's frequencies clipped to [0, 1]); the consistency step's weights."""
-        cells = np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity
-        return float(support_variances(self.table, cells, self.support, self.exclusive).mean()) / self.users
+        return float(self.per_user_variances(self.table).mean()) / self.users
+
+    def per_user_variances(self, freq: np.ndarray) -> np.ndarray:
+        """Each cell's per-user variance at the population's frequencies ``freq``:
+        :func:`~dp2pub.synthesis.selection.cell_variances`, or for a compressed estimate
+        :func:`support_variances` of the reported cells each of its cells holds."""
+        if self.multiplicity is None:
+            return cell_variances(freq, *self.support)
+        return support_variances(freq, self.multiplicity, self.support, self.exclusive)
 
     def sums_variance(self, keep: int) -> float:
         """Mean variance of the estimate's sums onto its axis ``keep`` (a pair's row or column
@@ -117,11 +124,13 @@ class Measured:
 
     def compressed(self, compression: Compression, key: tuple[int, ...]) -> Measured:
         """The estimate summed onto ``compression``'s domain: still unbiased; its variance
-        near 0 that of a cell times the mean number of reported cells a compressed one holds."""
-        cells = compression.table(np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity, key)
+        near 0 that of a reported cell times the mean number of reported cells a compressed
+        one holds."""
+        held = np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity
+        cells = compression.table(held, key)
         return Measured(
             compression.table(self.table, key),
-            self.variance * float(cells.mean()),
+            self.variance / float(held.mean()) * float(cells.mean()),
             self.users,
             self.support,
             self.exclusive,
@@ -184,7 +193,7 @@ def combine(a: Measured, b: Measured) -> Measured:
         return a
     wa, wb = 1.0 / a.variance, 1.0 / b.variance
     table = (wa * a.table + wb * b.table) / (wa + wb)
-    return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support, a.exclusive)
+    return Measured(table, 1.0 / (wa + wb), a.users + b.users, a.support, a.exclusive, a.multiplicity)
 
 
 def split_users(users: np.ndarray, cells: Sequence[int], allocation: str, key: str, value: object) -> list[np.ndarray]:
@@ -378,7 +387,7 @@ class LDPMarginalsPublisher(Publisher):
                 "consistency_converged": float(consistency.converged),
             }
         if survey.compression is not None:
-            records = survey.compression.expand(records, rng).astype(data.codes.dtype)
+            records = survey.compression.decode(records, rng).astype(data.codes.dtype)
             extra["values_merged"] = float(survey.compression.merged)
         label = {key: "+".join(data.domain.names[a] for a in key) for key in survey.measured}
         ledger = [Spend("report", label[key], epsilon, f"group {i}") for i, (key, _) in enumerate(survey.groups)]
@@ -474,7 +483,7 @@ def consistent(measured: Mapping[tuple[int, ...], Measured], rounds: int) -> tup
 def survey_sizes(data: Dataset, survey: Survey) -> list[int]:
     """The domain sizes of the survey's estimates: ``data``'s, or their compression's."""
     if survey.compression is not None:
-        return survey.compression.sizes
+        return list(survey.compression.sizes)
     return [int(k) for k in data.domain.sizes]
 
 
@@ -526,7 +535,9 @@ def ranked(measured: Mapping[tuple[int, ...], Measured], pairs: Sequence[tuple[i
 
     def score(key: tuple[int, ...]) -> float:
         m = measured[key]
-        return dependence(m.table, m.table.sum(axis=1), m.table.sum(axis=0), m.users, m.support, 0.0)
+        first, second = m.table.sum(axis=1), m.table.sum(axis=0)
+        variances = m.per_user_variances(np.outer(first, second))
+        return dependence(m.table, first, second, m.users, m.support, 0.0, variances)
 
     return sorted(pairs, key=lambda key: -score(key))
 

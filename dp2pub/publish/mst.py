@@ -56,6 +56,7 @@ from dp2pub.mechanisms.exponential import exponential_draw
 from dp2pub.mechanisms.zcdp import exponential_rho, fit_rho_shares, gaussian_rho, zcdp_rho
 from dp2pub.publish.base import Outcome, Publisher
 from dp2pub.publish.release import TableRelease
+from dp2pub.synthesis.compression import Compression
 from dp2pub.synthesis.pgm import MODEL_COPIES, Measurement, Model, fit, sample, total_estimate
 from dp2pub.validation import check_epsilon, check_float, check_int
 
@@ -127,42 +128,6 @@ class Scales:
         return items
 
 
-@dataclass(frozen=True)
-class Compression:
-    """Each attribute's compressed domain: ``kept[a]`` the values kept, in order; the other
-    values (if any) map to one more value at the end."""
-
-    kept: tuple[np.ndarray, ...]
-    sizes: tuple[int, ...]
-
-    def merged(self, sizes: Sequence[int]) -> int:
-        """How many values were merged (not kept), over all attributes."""
-        return sum(int(s) - kept.size for kept, s in zip(self.kept, sizes))
-
-    def encode(self, codes: np.ndarray) -> np.ndarray:
-        """The table's codes in the compressed domains."""
-        out = np.empty(codes.shape, dtype=np.int64)
-        for a, kept in enumerate(self.kept):
-            lookup = np.full(int(codes[:, a].max(initial=0)) + 1, kept.size, dtype=np.int64)
-            inside = kept[kept < lookup.size]
-            lookup[inside] = np.searchsorted(kept, inside)
-            out[:, a] = lookup[codes[:, a]]
-        return out
-
-    def decode(self, codes: np.ndarray, sizes: Sequence[int], rng: np.random.Generator) -> np.ndarray:
-        """Codes in the original domains of ``sizes``: a merged value becomes one of the
-        values it stands for, uniformly at random."""
-        out = np.empty(codes.shape, dtype=np.int64)
-        for a, kept in enumerate(self.kept):
-            rare = np.setdiff1d(np.arange(int(sizes[a])), kept)
-            column = codes[:, a]
-            merged = column >= kept.size
-            out[:, a] = kept[np.minimum(column, max(kept.size - 1, 0))] if kept.size else 0
-            if rare.size:
-                out[merged, a] = rare[rng.integers(rare.size, size=int(merged.sum()))]
-        return out
-
-
 def compress(measured: Sequence[Measurement], sizes: Sequence[int]) -> tuple[Compression, list[Measurement]]:
     """Step 2: each attribute's values with a noisy count of at least
     :data:`SUPPORT_SIGMAS` deviations kept, the others merged, and the 1-way measurements
@@ -179,8 +144,7 @@ def compress(measured: Sequence[Measurement], sizes: Sequence[int]) -> tuple[Com
         values = np.append(m.values[support], m.values[~support].sum() / math.sqrt(merged))
         weights = np.append(np.ones(int(support.sum())), 1.0 / math.sqrt(merged))
         again.append(Measurement((a,), values, m.stddev, weights))
-    compressed = tuple(k.size + (k.size < int(s)) for k, s in zip(kept, sizes))
-    return Compression(tuple(kept), compressed), again
+    return Compression(tuple(kept), tuple(int(s) for s in sizes)), again
 
 
 def measure(
@@ -285,10 +249,10 @@ class MSTPublisher(CentralZCDP):
         model = fit(compression.sizes, log1, self.iterations, known_total=total)
         timed["fit"] = time.perf_counter() - start - timed["measure"]
         rows = max(1, round(model.total))
-        records = compression.decode(sample(model, rows, rng), sizes, rng)
+        records = compression.decode(sample(model, rows, rng), rng)
         timed["synthesis"] = time.perf_counter() - start - sum(timed.values())
         names = data.domain.names
         published = data.with_codes(records.astype(code_dtype(max(sizes, default=1))))
-        extra = {"records_published": float(rows), "values_merged": float(compression.merged(sizes))}
+        extra = {"records_published": float(rows), "values_merged": float(compression.merged)}
         tree = {"edges": [[names[a], names[b]] for a, b in edges]}
         return Outcome(TableRelease(published), ledger, timed, extra, {"tree": tree})

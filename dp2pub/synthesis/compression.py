@@ -4,14 +4,13 @@ JPC 2021, section 4: the values whose noisy 1-way count is below 3 standard devi
 noise are merged into one; private-pgm's ``mechanisms/mst.py``, ``compress_domain`` and
 ``reverse_data``).
 
-Under LDP a marginal's estimate has the same noise in every cell, rare or not, so an
-attribute of many rare values spends most of its pairs' cells on noise: a pair of adult15's
-native-country (41 values, 38 of them under 0.5% of the records) with age has 656 cells.
-:func:`compress` merges, attribute by attribute, the values whose estimated frequency is
-below ``threshold`` standard deviations of the estimate into one value; :class:`Compression`
-maps codes and estimates onto the smaller domain and back, each record of a merged value
-drawn uniformly among the values it merged (MST's ``reverse_data``: their estimates are
-noise by the rule that merged them). Post-processing of differentially private estimates.
+:class:`Compression` maps codes and marginals onto the smaller domain and back, each record
+of the merged value drawn uniformly among the values it merged (``reverse_data``): MST's
+(:mod:`dp2pub.publish.mst`) and ``ldp_marginals``'s ``rare_sd``. Under LDP a marginal's
+estimate has the same noise in every cell, rare or not, so an attribute of many rare values
+spends most of its pairs' cells on noise: a pair of adult15's native-country (41 values, 38
+of them under 0.5% of the records) with age has 656 cells. :func:`compress` is the rule
+``ldp_marginals`` merges by. Post-processing of differentially private estimates.
 """
 
 from __future__ import annotations
@@ -26,74 +25,77 @@ from dp2pub.data.domain import Domain
 
 @dataclass(frozen=True)
 class Compression:
-    """Each attribute's map from its values to the compressed ones (``maps[a][v]``): the values
-    kept, in their order, then one value for the merged ones when there are at least two."""
+    """Each attribute's values kept (``kept[a]``, increasing) of its ``original[a]``; the
+    others, if any, map to one more value after them."""
 
-    maps: tuple[np.ndarray, ...]
+    kept: tuple[np.ndarray, ...]
+    original: tuple[int, ...]
 
     @property
-    def sizes(self) -> list[int]:
+    def sizes(self) -> tuple[int, ...]:
         """The compressed domain's sizes."""
-        return [int(m.max()) + 1 for m in self.maps]
+        return tuple(k.size + int(k.size < s) for k, s in zip(self.kept, self.original))
 
     @property
     def merged(self) -> int:
-        """How many values were merged, over all attributes (a value merged alone is kept)."""
-        return sum(m.size - int(m.max()) - 1 for m in self.maps)
+        """How many values were merged (not kept), over all attributes."""
+        return sum(s - k.size for k, s in zip(self.kept, self.original))
+
+    def rare(self, attribute: int) -> np.ndarray:
+        """The values of ``attribute`` merged into its last compressed value."""
+        return np.setdiff1d(np.arange(self.original[attribute]), self.kept[attribute])
 
     def domain(self, domain: Domain) -> Domain:
-        """``domain`` compressed: a merged value is labelled by its values joined by ``|``."""
+        """``domain`` compressed: the merged value labelled by its values joined by ``|``."""
         labels = []
-        for m, own in zip(self.maps, domain.labels):
-            kept = [own[v] for v in range(m.size) if np.sum(m == m[v]) == 1]
-            rare = [own[v] for v in range(m.size) if np.sum(m == m[v]) > 1]
-            labels.append((*kept, "|".join(rare)) if rare else tuple(kept))
+        for a, (kept, own) in enumerate(zip(self.kept, domain.labels)):
+            rare = self.rare(a)
+            labels.append((*(own[v] for v in kept), *(("|".join(own[v] for v in rare),) if rare.size else ())))
         return Domain(domain.names, tuple(labels), domain.ordinal)
 
-    def codes(self, codes: np.ndarray) -> np.ndarray:
-        """Records' codes (n, d) on the compressed domain."""
-        return np.column_stack([m[codes[:, a]] for a, m in enumerate(self.maps)]).astype(codes.dtype)
+    def encode(self, codes: np.ndarray) -> np.ndarray:
+        """Records' codes (n, d) on the compressed domain (int64)."""
+        out = np.empty(codes.shape, dtype=np.int64)
+        for a, kept in enumerate(self.kept):
+            lookup = np.full(self.original[a], kept.size, dtype=np.int64)
+            lookup[kept] = np.arange(kept.size)
+            out[:, a] = lookup[codes[:, a]]
+        return out
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Compressed records (n, d) back on the original domain (int64): a kept value as it
+        was, the merged one drawn uniformly among the values it merged (``reverse_data``)."""
+        out = np.empty(codes.shape, dtype=np.int64)
+        for a, kept in enumerate(self.kept):
+            rare = self.rare(a)
+            column = codes[:, a]
+            merged = column >= kept.size
+            out[:, a] = kept[np.minimum(column, max(kept.size - 1, 0))] if kept.size else 0
+            if rare.size:
+                out[merged, a] = rare[rng.integers(rare.size, size=int(merged.sum()))]
+        return out
 
     def table(self, table: np.ndarray, key: Sequence[int]) -> np.ndarray:
         """A marginal of the attributes ``key`` summed onto the compressed domain."""
         for axis, a in enumerate(key):
-            m = self.maps[a]
-            table = np.moveaxis(table, axis, 0)
-            merged = np.zeros((int(m.max()) + 1, *table.shape[1:]))
-            np.add.at(merged, m, table)
-            table = np.moveaxis(merged, 0, axis)
+            rare = self.rare(a)
+            if rare.size:
+                merged = table.take(rare, axis=axis).sum(axis=axis, keepdims=True)
+                table = np.concatenate([table.take(self.kept[a], axis=axis), merged], axis=axis)
         return table
-
-    def expand(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Compressed records (n, d) back on the original domain: a kept value as it was, the
-        merged one drawn uniformly among the values it merged (MST's ``reverse_data``; in
-        proportion to their estimates instead, adult15 and br2000 at epsilon 1.6 had a higher
-        3-way AVD)."""
-        result = np.empty_like(codes)
-        for a, m in enumerate(self.maps):
-            back = np.argsort(m, kind="stable")  # the kept values in order, then the merged ones
-            result[:, a] = back[codes[:, a]]
-            rare = np.flatnonzero(m == m.max())
-            if rare.size > 1:
-                merged = np.flatnonzero(codes[:, a] == m.max())
-                result[merged, a] = rare[rng.integers(0, rare.size, merged.size)]
-        return result
 
 
 def compress(estimates: Sequence[np.ndarray], stddevs: Sequence[float], threshold: float) -> Compression:
-    """Each attribute's values whose estimated frequency (``estimates[a]``, of standard
-    deviation ``stddevs[a]``) is below ``threshold`` standard deviations merged into one,
-    when there are at least two of them (MST's rule, with ``threshold`` 3); the most frequent
-    estimate is always kept, so that no attribute becomes constant."""
-    maps = []
-    for f, sd in zip(estimates, stddevs):
+    """``ldp_marginals``'s rule: each attribute's values whose estimated frequency (of
+    ``estimates[a]``, of standard deviation ``stddevs[a]``) is below ``threshold`` standard
+    deviations merged into one, when there are at least two of them (a value merged alone
+    changes nothing); the largest estimate always kept, so that no attribute becomes
+    constant. MST's own rule (3 standard deviations of its noisy counts, any number of values,
+    all of them if all are rare) is :func:`dp2pub.publish.mst.compress`."""
+    kept: list[np.ndarray] = []
+    for f in estimates:
         f = np.asarray(f, dtype=np.float64)
-        rare = f < threshold * sd
+        rare = f < threshold * stddevs[len(kept)]
         rare[np.argmax(f)] = False
-        if rare.sum() < 2:
-            rare[:] = False
-        m = np.empty(f.size, dtype=np.int64)
-        m[~rare] = np.arange(int((~rare).sum()))
-        m[rare] = int((~rare).sum())
-        maps.append(m)
-    return Compression(tuple(maps))
+        kept.append(np.flatnonzero(~rare) if rare.sum() >= 2 else np.arange(f.size))
+    return Compression(tuple(kept), tuple(len(f) for f in estimates))

@@ -107,14 +107,19 @@ def dependence(
     users: int,
     support: tuple[float, float],
     margin: float,
+    variances: np.ndarray | None = None,
 ) -> float:
     """Estimated InDif of a pair from the unbiased estimate ``table`` (k_a x k_b) of ``users``
     users whose oracle has the support probabilities ``support = (p*, q*)``, and estimates of
     its 1-way marginals ``first`` and ``second``: 0 unless the distance to their product
     exceeds the mean that the error alone gives under independence by ``margin`` times
-    :func:`l1_spread`, else that excess over the mean, within [0, 2]."""
+    :func:`l1_spread`, else that excess over the mean, within [0, 2]. ``variances``: the
+    cells' per-user variances under independence when not :func:`cell_variances` of the
+    product (an estimate summed onto merged values)."""
     product = np.outer(first, second)
-    excess = float(np.abs(table - product).sum() - expected_l1(cell_variances(product, *support).ravel(), users))
+    if variances is None:
+        variances = cell_variances(product, *support)
+    excess = float(np.abs(table - product).sum() - expected_l1(variances.ravel(), users))
     if excess <= margin * l1_spread(product.size, users, *support):
         return 0.0
     return min(excess, 2.0)
