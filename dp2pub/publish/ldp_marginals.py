@@ -113,14 +113,8 @@ class Measured:
         (:func:`support_variances` of the sums and the reported cells each holds)."""
         other = tuple(axis for axis in range(self.table.ndim) if axis != keep)
         cells = np.ones(self.table.shape) if self.multiplicity is None else self.multiplicity
-        return (
-            float(
-                support_variances(
-                    self.table.sum(axis=other), cells.sum(axis=other), self.support, self.exclusive
-                ).mean()
-            )
-            / self.users
-        )
+        sums = self.table.sum(axis=other)
+        return float(support_variances(sums, cells.sum(axis=other), self.support, self.exclusive).mean()) / self.users
 
     def compressed(self, compression: Compression, key: tuple[int, ...]) -> Measured:
         """The estimate summed onto ``compression``'s domain: still unbiased; its variance

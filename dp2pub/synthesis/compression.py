@@ -20,8 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dp2pub.data.domain import Domain
-
 
 @dataclass(frozen=True)
 class Compression:
@@ -44,14 +42,6 @@ class Compression:
     def rare(self, attribute: int) -> np.ndarray:
         """The values of ``attribute`` merged into its last compressed value."""
         return np.setdiff1d(np.arange(self.original[attribute]), self.kept[attribute])
-
-    def domain(self, domain: Domain) -> Domain:
-        """``domain`` compressed: the merged value labelled by its values joined by ``|``."""
-        labels = []
-        for a, (kept, own) in enumerate(zip(self.kept, domain.labels)):
-            rare = self.rare(a)
-            labels.append((*(own[v] for v in kept), *(("|".join(own[v] for v in rare),) if rare.size else ())))
-        return Domain(domain.names, tuple(labels), domain.ordinal)
 
     def encode(self, codes: np.ndarray) -> np.ndarray:
         """Records' codes (n, d) on the compressed domain (int64)."""

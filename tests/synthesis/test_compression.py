@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dp2pub.data.domain import Domain
 from dp2pub.data.marginals import marginal_counts
 from dp2pub.synthesis.compression import Compression, compress
 
@@ -46,12 +45,6 @@ def test_codes_and_marginals_compress_alike():
         full = marginal_counts(codes[:, key], [sizes[a] for a in key])
         direct = marginal_counts(small[:, key], [compression.sizes[a] for a in key])
         np.testing.assert_array_equal(compression.table(full, key), direct)
-
-
-def test_the_compressed_domain_labels_the_merged_value_by_its_values():
-    domain = Domain(("a", "b"), (("x", "y", "z", "w"), ("u", "v")))
-    small = Compression(kept([1, 3], [0, 1]), (4, 2)).domain(domain)
-    assert small.names == ("a", "b") and small.labels == (("y", "w", "x|z"), ("u", "v"))
 
 
 def test_decoding_keeps_kept_values_and_draws_merged_ones_uniformly():
