@@ -378,3 +378,18 @@ def test_rare_values_are_merged_after_the_survey_and_drawn_back():
     published = outcome.published.codes[:, 0]
     counts = np.bincount(published, minlength=12)[rare]
     assert counts.sum() > 0 and stats.chisquare(counts).pvalue > 1e-4  # drawn uniformly among them
+
+
+def test_rare_values_through_the_graphical_model_come_back_beyond_eight_bits():
+    """300 values, most of them rare: the model's records are on at most a few dozen, and the
+    value 299 (kept, 39% of the records) must come back as itself, not wrapped into a byte."""
+    rng = np.random.default_rng(14)
+    n, sizes = 20_000, (300, 2)
+    first = np.where(rng.random(n) < 0.6, 0, np.where(rng.random(n) < 0.975, 299, rng.integers(1, 299, n)))
+    codes = np.column_stack([first, (first == 0) | (rng.random(n) < 0.5)]).astype(np.int64)
+    publisher = pgm_publisher(pgm_iterations=50, rare_sd=3.0)
+    outcome = publisher.publish(table(codes, sizes), 2.0, np.random.default_rng(15))
+    assert outcome.extra_metrics["values_merged"] >= 200
+    published = outcome.published.codes[:, 0]
+    truth = np.mean(first == 299)
+    assert abs(np.mean(published == 299) - truth) < 0.1 and published.max() <= 299
