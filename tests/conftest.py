@@ -7,7 +7,6 @@ import os
 import re
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -127,24 +126,10 @@ def cli_env(extra: dict | None = None) -> dict:
 
 def start_cli(args: list[str], cwd: Path, env: dict | None = None, **popen: object) -> subprocess.Popen:
     """Start ``python -m dp2pub ARGS`` in ``cwd`` without waiting (CI=1: no progress lines;
-    ``env`` adds variables); its stderr is piped as text unless ``popen`` says otherwise. The
-    command gets Ctrl-C's SIGINT as in a terminal even when the suite was started in the
-    background of a shell, where SIGINT is ignored and the ignoring inherited (Python then
-    installs no KeyboardInterrupt)."""
-    options: dict = {
-        "stdout": subprocess.DEVNULL,
-        "stderr": subprocess.PIPE,
-        "text": True,
-        "preexec_fn": _sigint_as_in_a_terminal,
-        **popen,
-    }
+    ``env`` adds variables); its stderr is piped as text unless ``popen`` says otherwise."""
+    options: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True, **popen}
     environment = cli_env({"CI": "1", **(env or {})})
     return subprocess.Popen([sys.executable, "-m", "dp2pub", *args], cwd=cwd, env=environment, **options)
-
-
-def _sigint_as_in_a_terminal() -> None:
-    """In the child before it runs Python: SIGINT back to its default action."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(

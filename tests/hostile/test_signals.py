@@ -18,6 +18,13 @@ pytestmark = pytest.mark.slow
 SLOW = ["dataset.n=3000000", "dataset.d=20", "metrics.ways=[1,2,3]"]
 
 
+def sigint_as_in_a_terminal() -> None:
+    """In the command's process before Python starts: Ctrl-C's SIGINT at its default action, as
+    in a terminal, even when the suite runs in a shell's background, where SIGINT is ignored
+    and the ignoring inherited (Python then installs no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for_running(uri: str, experiment: str, proc: subprocess.Popen, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -33,7 +40,9 @@ def wait_for_running(uri: str, experiment: str, proc: subprocess.Popen, timeout:
 def test_a_signalled_run_exits_in_one_line_and_is_marked_killed(tmp_path, signum, status, calibration):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     proc = start_cli(
-        [*SLOW, f"tracking.uri={uri}", "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"], tmp_path
+        [*SLOW, f"tracking.uri={uri}", "tracking.experiment=signals", f"paths.outputs={tmp_path / 'out'}"],
+        tmp_path,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     wait_for_running(uri, "signals", proc)
     started = time.monotonic()
