@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import resource
@@ -12,7 +13,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import mlflow
@@ -20,6 +21,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from dp2pub.services import MlflowServer, Postgres, local_ray, missing_postgres, postgres_bin
+from dp2pub.testing import memory
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "conf"
@@ -75,6 +77,15 @@ def calibrate() -> float:
 def calibration() -> float:
     """:func:`calibrate`."""
     return calibrate()
+
+
+@pytest.fixture(scope="module")
+def settled_heap() -> Iterator[None]:
+    """The heap set aside for the module (:func:`dp2pub.testing.memory.settled_heap`): the
+    garbage collection before each traced measurement scans what the module allocated, not
+    the whole heap of a worker late in the suite (a second a collection)."""
+    with memory.settled_heap():
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -142,16 +153,37 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run ``python -m dp2pub ARGS`` in ``cwd`` and capture its output; ``capped`` runs it
     under an address-space limit (:func:`cap_memory`); ``prefix`` is a command wrapping it;
-    subprocess.TimeoutExpired after ``timeout`` seconds."""
+    subprocess.TimeoutExpired after ``timeout`` seconds. The command runs in a process forked
+    from one that imported it already (tests/warm_cli.py), or as a new program when its
+    interpreter must start otherwise (a ``prefix``, start-up variables of its own)."""
+    from tests import warm_cli  # imports the command line, the job and MLflow's store: not at collection
+
+    environment = cli_env(env)
+    if not prefix and not warm_cli.needs_new_interpreter(environment):
+        return warm_cli.run(args, cwd, environment, MEMORY_CAP_BYTES if capped else None, timeout)
     return subprocess.run(
         [*prefix, sys.executable, "-m", "dp2pub", *args],
         preexec_fn=cap_memory if capped else None,
         cwd=cwd,
-        env=cli_env(env),
+        env=environment,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def rendered_readme(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, bench: Callable[[list[str]], object], name: str, results: dict
+) -> tuple[str, str]:
+    """A benchmark's ``--readme`` run on ``results`` (written as JSON in ``folder``) into a
+    README.md of ``folder`` holding the block ``name`` between the lines "a" and "b": the
+    README's text and the block rendered."""
+    (folder / f"{name}.json").write_text(json.dumps(results))
+    (folder / "README.md").write_text(f"a\n<!-- bench:{name} -->\nold\n<!-- /bench:{name} -->\nb\n")
+    monkeypatch.chdir(folder)
+    bench(["--readme", f"{name}.json"])
+    text = (folder / "README.md").read_text()
+    return text, text.split(f"<!-- bench:{name} -->\n")[1].split(f"\n<!-- /bench:{name} -->")[0]
 
 
 def runs_in(uri: str, experiment: str) -> list:

@@ -39,6 +39,8 @@ from dp2pub.testing.budget import FIXED_DRAWS
 from dp2pub.validation import ConfigError, check_epsilon, check_float
 
 CONF = Path(__file__).resolve().parent.parent / "conf" / "mechanism"
+#: Traced measurements (check_memory), each collecting only what the module allocated.
+pytestmark = pytest.mark.usefixtures("settled_heap")
 
 # ---------------------------------------------------------------- the built-ins
 #: Invalid settings of every mechanism (each must be refused naming its key).

@@ -31,6 +31,9 @@ from dp2pub.testing.tables import random_table
 from dp2pub.validation import ConfigError
 from tests.conftest import compose_config
 
+#: Hundreds of traced measurements, each collecting only what the module allocated.
+pytestmark = pytest.mark.usefixtures("settled_heap")
+
 SHIPPED = shipped_mechanisms()
 #: The slack of both bounds (PublisherCase.memory_slack): the Python objects of a call.
 SLACK = 1 << 16

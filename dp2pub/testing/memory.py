@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,21 @@ from dp2pub.testing.verdicts import expect
 
 #: An estimate may be at most this many times the traced peak (plus the slack).
 MAX_RATIO = 4.0
+
+
+@contextmanager
+def settled_heap() -> Iterator[None]:
+    """Garbage collected once and what is left set aside (:func:`gc.freeze`) while the block
+    runs: the collection before each traced measurement (:func:`traced_peak`) then scans only
+    what was allocated since, not every object of a process that imported MLflow or JAX (up to
+    a second a collection in a test worker late in the suite, for a measurement of
+    milliseconds). For a series of measurements; what was set aside is collectable again after."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def traced_peak(work: Callable[[], object]) -> int:

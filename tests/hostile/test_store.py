@@ -23,15 +23,25 @@ from tests.conftest import run_cli, runs_in, start_cli
 pytestmark = pytest.mark.slow
 
 REPEATS = int(os.environ.get("DP2PUB_RACE_REPEATS", "5"))
-OPEN = "import sys; from dp2pub.store import open_store; open_store(sys.argv[1])"
 
 
 @pytest.mark.parametrize("repeat", range(REPEATS))
-def test_processes_opening_a_new_store_together_all_succeed(tmp_path, repeat):
+@pytest.mark.parametrize("template", ["1", "0"], ids=["from the template", "migrated by MLflow"])
+def test_processes_opening_a_new_store_together_all_succeed(tmp_path, template, repeat):
+    """Four processes forked with dp2pub and MLflow imported (tests/warm_cli.py), so that they
+    reach the new store within milliseconds of each other; a failing one prints its traceback.
+    With dp2pub's lock taken out, the stores MLflow migrated failed in 13 of 15 tries (those
+    filled from the template, in one transaction, in none)."""
+    from tests import warm_cli
+
     uri = f"sqlite:///{tmp_path / 'new.db'}"
-    procs = [subprocess.Popen([sys.executable, "-c", OPEN, uri], stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    errors = [p.communicate(timeout=120)[1] for p in procs]
-    assert [p.returncode for p in procs] == [0] * 4, errors
+    env = {**os.environ, "DP2PUB_STORE_TEMPLATE": template}
+    procs = [warm_cli.forked().Process(target=warm_cli.in_environment, args=(env, open_store, uri)) for _ in range(4)]
+    for process in procs:
+        process.start()
+    for process in procs:
+        process.join(120)
+    assert [p.exitcode for p in procs] == [0] * 4
     open_store(uri).search_experiments()  # and the store is complete
 
 

@@ -13,6 +13,9 @@ from dp2pub.publish.privbayes import PrivBayesPublisher
 from dp2pub.testing import PublisherCase
 from dp2pub.testing.memory import check_memory
 
+#: Traced measurements (check_memory), each collecting only what the module allocated.
+pytestmark = pytest.mark.usefixtures("settled_heap")
+
 WIDE = {"dims": (3, 10), "sizes": (2, 20), "memory_rows": 20_000}
 CASES = [
     PublisherCase(PRAMPublisher, **WIDE),
