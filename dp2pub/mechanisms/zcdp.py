@@ -32,14 +32,18 @@ MIN_ALPHA = 1.01
 def best_alpha(rho: float, epsilon: float) -> float:
     """The alpha > 1 that minimizes the delta of :func:`zcdp_delta`, where the derivative of
     its logarithm, ``(2 alpha - 1) rho - epsilon + log(1 - 1/alpha)``, is 0 (increasing in
-    alpha); at least :data:`MIN_ALPHA`."""
+    alpha); at least :data:`MIN_ALPHA`. The bisection ends once its interval stops changing
+    (adjacent floats, some 60 steps), where the :data:`BISECTION_STEPS` steps end too."""
     low, high = MIN_ALPHA, (epsilon + 1.0) / (2.0 * rho) + 2.0
     for _ in range(BISECTION_STEPS):
         alpha = (low + high) / 2.0
+        before = low, high
         if (2.0 * alpha - 1.0) * rho - epsilon + math.log1p(-1.0 / alpha) < 0.0:
             low = alpha
         else:
             high = alpha
+        if (low, high) == before:  # a step that changes nothing changes nothing ever after
+            break
     return (low + high) / 2.0
 
 
