@@ -5,10 +5,15 @@ assertion on the ratios themselves: they depend on the machine."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from dp2pub.bench import overhead
+from dp2pub.bench.oracles_report import readme_block
+from tests.conftest import rendered_readme
+
+ROOT = Path(__file__).resolve().parent.parent
 
 #: Rows of differences of two noisy sweeps: with a few jobs, their sign is noise.
 MARGINAL = {"sweep marginal", "sweep joblib speed-up"}
@@ -58,13 +63,13 @@ def test_the_readme_block_is_rendered_from_the_json(tmp_path, monkeypatch):
     machine = {"cpus": 2, "processor": "cpu", "platform": "os", "python": "3.11", "load_before": [1.0, 1, 1]}
     results = {"date": "2026-01-01", "options": {"repeats": 5, "jobs": 200, "small_jobs": 20}, "cases": {"job": rows}}
     results["machine"] = {**machine, "load_after": [2.0, 2, 2]}
-    (tmp_path / "overhead.json").write_text(json.dumps(results))
-    (tmp_path / "README.md").write_text("a\n<!-- bench:overhead -->\nold\n<!-- /bench:overhead -->\nb\n")
-    monkeypatch.chdir(tmp_path)
-    overhead.main(["--readme", "overhead.json"])
-    text = (tmp_path / "README.md").read_text()
-    block = text.split("<!-- bench:overhead -->\n")[1].split("\n<!-- /bench:overhead -->")[0]
+    text, block = rendered_readme(tmp_path, monkeypatch, overhead.main, "overhead", results)
     assert block == overhead.render(results)
     assert block.startswith("Measured 2026-01-01 by `python -m dp2pub.bench overhead` on 2 cores")
     assert "load average 1.0 before, 2.0 after" in block and block.endswith("| job | 3 | 2 | 1.50 | <= 1.5 | yes |")
     assert text.startswith("a\n") and text.endswith("\nb\n")
+
+
+def test_the_readme_block_is_the_rendering_of_the_committed_results():
+    committed = json.loads((ROOT / overhead.DOCS_JSON).read_text())
+    assert readme_block((ROOT / "README.md").read_text(), "overhead") == overhead.render(committed)

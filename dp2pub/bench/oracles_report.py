@@ -5,6 +5,7 @@ committed ``docs/bench/oracles.json`` by ``python -m dp2pub.bench oracles --read
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from dp2pub.bench.references import CHECK_CORRELATION, CHECK_EPSILON, CHECK_N, LIBRARIES, ORACLES, RAPPOR_HASHES
@@ -172,6 +173,15 @@ def readme_block(text: str, name: str = "oracles") -> str:
     """The part of ``text`` between the markers of ``name``, without the newlines next to them."""
     start_mark, end_mark = markers(name)
     return text.partition(start_mark)[2].partition(end_mark)[0].strip("\n")
+
+
+def render_into_readme(path: str | Path, render: Callable[[Result], str], name: str) -> Result:
+    """Render the results file ``path`` (JSON) with ``render`` into README.md's block ``name``
+    (run from the repository's root); returns the results."""
+    results: Result = json.loads(Path(path).read_text())
+    Path(README).write_text(replace_block(Path(README).read_text(), render(results), name))
+    print(f"rendered {path} into {README}")
+    return results
 
 
 def write_readme(results: Path, readme: Path) -> None:

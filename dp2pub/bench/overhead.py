@@ -45,7 +45,7 @@ from pathlib import Path
 
 from dp2pub.bench import sweep
 from dp2pub.bench.oracles import machine
-from dp2pub.bench.oracles_report import README, replace_block
+from dp2pub.bench.oracles_report import render_into_readme
 from dp2pub.bench.timing import Result, summary, timings, warmed
 from dp2pub.config import config_dir
 from dp2pub.job import run_job
@@ -413,10 +413,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> Result:
     args = parser().parse_args(argv)
     if args.readme:
-        rendered: Result = json.loads(Path(args.readme).read_text())
-        Path(README).write_text(replace_block(Path(README).read_text(), render(rendered), "overhead"))
-        print(f"rendered {args.readme} into {README}")
-        return rendered
+        return render_into_readme(args.readme, render, "overhead")
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     if unknown := [c for c in cases if c not in CASES]:
         raise SystemExit(f"unknown cases {unknown}; choose among {','.join(CASES)}")

@@ -18,7 +18,10 @@ logged, every job's share of the wall time (``slot``: wall x workers / jobs) is 
   to the command's exit (closing the parent, the summary, stopping workers), both per job.
 
 ``overhead`` = slot - work, and each launcher's wall time (the same jobs) over joblib's on the
-same store: its time per job relative to joblib's. Results are printed as a table and written to ``outputs/bench/sweep.json``.
+same store: its time per job relative to joblib's. Results are printed as a table and written to
+``outputs/bench/sweep.json`` with the date, the machine and its load; README.md's table is
+rendered from the committed ``docs/bench/sweep.json`` (``--out docs/bench/sweep.json``, then
+``--readme docs/bench/sweep.json``, which runs nothing).
 """
 
 from __future__ import annotations
@@ -33,11 +36,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+from dp2pub.bench.oracles import machine
+from dp2pub.bench.oracles_report import render_into_readme
 from dp2pub.services import MlflowServer, Postgres, local_ray, postgres_bin
+
+#: Where the README's figures come from (``--out docs/bench/sweep.json``, then ``--readme``).
+DOCS_JSON = "docs/bench/sweep.json"
 
 #: Launcher arguments and the number of workers that share the wall time.
 LAUNCHERS = {
@@ -127,6 +136,21 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
+def render(written: dict) -> str:
+    """README.md's block: where and when the figures were measured, and their table."""
+    host = written["machine"]
+    load = f"{host['load_before'][0]:.1f} before, {host['load_after'][0]:.1f} after"
+    return "\n".join(
+        [
+            f"Measured {written['date']} by `python -m dp2pub.bench sweep` on {host['cpus']} cores "
+            f"({host['processor']}, {host['platform']}, Python {host['python']}; 1-minute load average {load}): "
+            f"{written['jobs']} jobs of GRR on {written['n']} synthetic records, seconds per job.",
+            "",
+            table(written["results"]),
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m dp2pub.bench sweep", description=__doc__)
     parser.add_argument("--jobs", type=int, default=64)
@@ -134,8 +158,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--launchers", nargs="+", default=list(LAUNCHERS), choices=list(LAUNCHERS))
     parser.add_argument("--stores", nargs="+", default=["sqlite", "server"], choices=["sqlite", "server"])
     parser.add_argument("--out", default="outputs/bench/sweep.json")
+    parser.add_argument(
+        "--readme", metavar="JSON", help=f"run nothing: render JSON (e.g. {DOCS_JSON}) into README.md's block"
+    )
     args = parser.parse_args(argv)
+    if args.readme:
+        return render_into_readme(args.readme, render, "sweep")["results"]
 
+    date, host = datetime.now(timezone.utc).isoformat(timespec="seconds"), {**machine(), "load_before": os.getloadavg()}
     folder = Path(tempfile.mkdtemp(prefix="dp2pub-bench-"))
     results: dict[str, dict[str, dict[str, float]]] = {}
     try:
@@ -150,9 +180,10 @@ def main(argv: list[str] | None = None) -> dict:
                     print(f"{store} {launcher}: {results[store][launcher]['wall']:.1f} s", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"\n{args.jobs} jobs of GRR on {args.n} synthetic records (seconds per job)\n")
-    print(table(results))
+    written = {"date": date, "machine": {**host, "load_after": os.getloadavg()}, "jobs": args.jobs, "n": args.n}
+    written["results"] = results
+    print(f"\n{render(written)}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"jobs": args.jobs, "n": args.n, "results": results}, indent=2) + "\n")
+    out.write_text(json.dumps(written, indent=2) + "\n")
     return results
