@@ -148,7 +148,7 @@ def test_the_readme_block_is_replaced_between_the_markers(tmp_path):
         oracles_report.replace_block("no markers", "new")
     (tmp_path / "r.json").write_text(json.dumps(synthetic()))
     (tmp_path / "README.md").write_text(text)
-    oracles_report.write_readme(tmp_path / "r.json", tmp_path / "README.md")
+    oracles_report.render_into_readme(tmp_path / "r.json", oracles_report.render, "oracles", tmp_path / "README.md")
     assert oracles_report.readme_block((tmp_path / "README.md").read_text()) == oracles_report.render(synthetic())
 
 

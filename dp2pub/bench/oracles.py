@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dp2pub.bench.oracles_report import DOCS_JSON, README, render, write_readme
+from dp2pub.bench.oracles_report import DOCS_JSON, README, render, render_into_readme
 from dp2pub.bench.references import (
     CHECK_EPSILON,
     CHECK_N,
@@ -286,9 +286,7 @@ def main(argv: list[str] | None = None) -> Result:
     p = parser()
     args = p.parse_args(argv)
     if args.readme:
-        write_readme(Path(args.readme), Path(README))
-        print(f"rendered {args.readme} into {README}")
-        return json.loads(Path(args.readme).read_text())
+        return render_into_readme(args.readme, render, "oracles")
     result = run(args, configuration(args, p))
     print(render(result))
     out = Path(args.out)

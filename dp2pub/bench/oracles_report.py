@@ -175,15 +175,12 @@ def readme_block(text: str, name: str = "oracles") -> str:
     return text.partition(start_mark)[2].partition(end_mark)[0].strip("\n")
 
 
-def render_into_readme(path: str | Path, render: Callable[[Result], str], name: str) -> Result:
-    """Render the results file ``path`` (JSON) with ``render`` into README.md's block ``name``
-    (run from the repository's root); returns the results."""
+def render_into_readme(
+    path: str | Path, render: Callable[[Result], str], name: str, readme: str | Path = README
+) -> Result:
+    """Render the results file ``path`` (JSON) with ``render`` into the block ``name`` of
+    ``readme`` (README.md of the working directory, the repository's root); returns the results."""
     results: Result = json.loads(Path(path).read_text())
-    Path(README).write_text(replace_block(Path(README).read_text(), render(results), name))
-    print(f"rendered {path} into {README}")
+    Path(readme).write_text(replace_block(Path(readme).read_text(), render(results), name))
+    print(f"rendered {path} into {readme}")
     return results
-
-
-def write_readme(results: Path, readme: Path) -> None:
-    """Render the results file into ``readme``'s block."""
-    readme.write_text(replace_block(readme.read_text(), render(json.loads(results.read_text()))))

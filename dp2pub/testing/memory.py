@@ -42,7 +42,13 @@ def settled_heap() -> Iterator[None]:
     runs: the collection before each traced measurement (:func:`traced_peak`) then scans only
     what was allocated since, not every object of a process that imported MLflow or JAX (up to
     a second a collection in a test worker late in the suite, for a measurement of
-    milliseconds). For a series of measurements; what was set aside is collectable again after."""
+    milliseconds). For a series of measurements; what was set aside is collectable again after
+    (all of it: a freeze of the caller's own is undone too).
+
+    A measurement's baseline is unchanged (what was set aside existed before it), but with
+    fewer objects counted as old, the collector's full collections come more often during
+    ``work`` than in a job with a large heap: garbage in reference cycles may be freed sooner,
+    so a peak made of such garbage may read lower than in the job."""
     gc.collect()
     gc.freeze()
     try:
