@@ -27,7 +27,7 @@ from hydra.core.plugins import Plugins
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from dp2pub.config import config_dir, plain_config, plugin_config_dirs
+from dp2pub.config import config_dir, plain_config, plugin_config_dirs, study_figures
 from dp2pub.data.errors import DataFileError
 from dp2pub.hydra_errors import CONFIG_ERRORS, brief, one_line
 from dp2pub.interrupts import (
@@ -40,6 +40,7 @@ from dp2pub.interrupts import (
     running_job,
     signal_number,
 )
+from dp2pub.metrics.main import Pattern, chosen_patterns, main_metrics
 from dp2pub.settings import JobSettings, tracking_settings
 from dp2pub.store import StoreError, mlflow_defaults
 from dp2pub.sweep import FINISHED, SKIPPED, JobFailed, current_parent, in_sweep, job_label, labelled_logs
@@ -72,38 +73,62 @@ def preflight(plain: dict) -> None:
 def execute(cfg: DictConfig) -> tuple[str, str]:
     """Run and track the job described by a composed config; returns the run id and whether
     the job ran (FINISHED) or was skipped (SKIPPED). A sweep's job starts its lines with its
-    place in the sweep (``[2/3]``) and leaves the dashboard to the sweep's summary."""
+    place in the sweep (``[2/3]``), prints one line of its main metrics (its progress and full
+    table with ``tracking.verbose=true``) and leaves the dashboard to the sweep's summary."""
     plain = plain_config(cfg)
     if not in_sweep():
         preflight(plain)
     from dp2pub.job import run_job
     from dp2pub.registry import named
-    from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, tracking_uri
+    from dp2pub.tracking import dashboard_hint, experiment_of, run_tracked, runs_view, tracking_uri
 
     plain = named(plain)
     overrides = list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
     label = job_label()
-    with labelled_logs(label):
+    brief_output = in_sweep() and not tracking_settings(plain).verbose
+    with labelled_logs(label, quiet=brief_output):
         run_id, result = run_tracked(plain, run_job, overrides, parent=current_parent())
     uri = tracking_uri(plain)
     label = f"{label} " if label else ""
     if result is None:
         print(
-            f"\n{label}skipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, epsilon={plain['epsilon']}, "
-            f"seed={plain['seed']}): already FINISHED, or running in another job, as run {run_id} "
-            "(tracking.skip_finished=true)"
+            f"{'' if brief_output else chr(10)}{label}skipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+            f"epsilon={plain['epsilon']}, seed={plain['seed']}): already FINISHED, or running in another job, as run "
+            f"{run_id} (tracking.skip_finished=true)"
         )
         return run_id, SKIPPED
-    print(
-        f"\n{label}run {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
-        f"{result.guarantee}, seed={plain['seed']})"
-    )
-    print(format_results(result.metrics))
+    patterns = chosen_patterns({**plain, "figures": study_figures(cfg)})
+    if brief_output:
+        print(job_line(label, swept_overrides(overrides), result.metrics, patterns), flush=True)
+    else:
+        print(
+            f"\n{label}run {run_id} ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+            f"{result.guarantee}, seed={plain['seed']})"
+        )
+        print(format_results(result.metrics))
     for note in result.notes:
-        print(f"note: {note}")
+        print(f"{label}note: {note}")
     if not in_sweep():
-        print(f"\n{dashboard_hint(uri, experiment_of(uri, run_id))}\n")
+        experiment = experiment_of(uri, run_id)
+        view = runs_view(uri, experiment, main_metrics(result.metrics, patterns))
+        print(f"\n{dashboard_hint(uri, experiment, view=view)}\n")
     return run_id, FINISHED
+
+
+def job_line(label: str, what: str, metrics: dict[str, float], patterns: list[Pattern]) -> str:
+    """A sweep job's one line: ``[3/4] epsilon=1 seed=0: tvd_1way 0.4711  mse_freq 0.06840``,
+    its main metrics (:func:`dp2pub.metrics.main.main_metrics`) to 4 significant digits."""
+    shown = "  ".join(f"{name} {metrics[name]:.4g}" for name in main_metrics(metrics, patterns))
+    return f"{label}{what}: {shown}"
+
+
+def swept_overrides(overrides: list[str]) -> str:
+    """The overrides of a sweep's job that set what the sweep varies (the parent file's
+    ``swept`` keys), all of them when those are not known."""
+    swept = (current_parent() or {}).get("swept")
+    if not swept:
+        return " ".join(overrides)
+    return " ".join(o for o in overrides if o.partition("=")[0].lstrip("+~") in swept)
 
 
 def config_dirs(argv: list[str]) -> list[Path]:
@@ -277,9 +302,9 @@ def _option_name(group: str, option: str, dirs: list[Path], depth: int = 0) -> s
 
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
-def app(cfg: DictConfig) -> str:
-    """The Hydra application; returns the job's outcome, FINISHED or SKIPPED (Hydra hands it
-    to the sweep's ``on_job_end``). A config error or a missing or corrupt data file prints one
+def app(cfg: DictConfig) -> tuple[str, str]:
+    """The Hydra application; returns the job's outcome, FINISHED or SKIPPED, and its run id
+    (Hydra hands them to the sweep's ``on_job_end``). A config error or a missing or corrupt data file prints one
     line and exits with status 2 (in a multirun: fails that job only, see :class:`JobFailed`)."""
     if os.environ.get("CI"):  # progress lines are for people; CI logs keep warnings and results
         logging.getLogger("dp2pub").setLevel(logging.WARNING)
@@ -290,7 +315,8 @@ def app(cfg: DictConfig) -> str:
         worker = follow_launcher()  # a worker process dies with the sweep that started it
     try:
         with running_job():
-            return execute(cfg)[1]
+            run_id, outcome = execute(cfg)
+            return (outcome, run_id)
     except (KeyboardInterrupt, Terminated) as error:
         if not worker:
             raise

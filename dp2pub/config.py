@@ -59,6 +59,13 @@ def resolve(cfg: DictConfig) -> dict:
     return plain
 
 
+def study_figures(cfg: DictConfig) -> dict:
+    """A composed config's ``figures`` section (its study's figures) as plain containers, {}
+    without one: what names the study's main metrics (:mod:`dp2pub.metrics.main`)."""
+    figures = cfg.get("figures")  # unresolved: what the job does not use cannot fail it
+    return OmegaConf.to_container(figures, resolve=False) if isinstance(figures, DictConfig) else {}  # type: ignore[return-value]
+
+
 def plain_config(cfg: DictConfig) -> dict:
     """:func:`resolve`, with an integer ``epsilon`` made a float (``epsilon=1`` and
     ``epsilon=1.0`` are one param value), without a study's ``figures`` section (what

@@ -156,13 +156,19 @@ class TrackingSettings:
     ``uri``: the MLflow store, None = ``MLFLOW_TRACKING_URI`` if set (and not empty), else the
     SQLite file under ``paths.outputs``; ``experiment``: the experiment's name;
     ``artifact_location``: the artifact root of a new experiment, None = MLflow's default;
-    ``skip_finished``: skip a configuration that already has a FINISHED run.
+    ``skip_finished``: skip a configuration that already has a FINISHED run;
+    ``verbose``: a sweep's job prints its progress and full metric table as a single run
+    does, not one line; ``main_metrics``: the metrics (names or ``fnmatch`` patterns) of a
+    sweep's job lines and summary table, () = the study's figure metrics, else
+    :data:`dp2pub.metrics.main.DEFAULT_PATTERNS`.
     """
 
     uri: str | None = None
     experiment: str = "dp2pub"
     artifact_location: str | None = None
     skip_finished: bool = False
+    verbose: bool = False
+    main_metrics: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, cfg: Mapping) -> TrackingSettings:
@@ -177,7 +183,20 @@ class TrackingSettings:
             if location is None
             else check_text(location, "tracking.artifact_location", "a directory or URI, or null"),
             skip_finished=check_bool(cfg.get("skip_finished", cls.skip_finished), "tracking.skip_finished"),
+            verbose=check_bool(cfg.get("verbose", cls.verbose), "tracking.verbose"),
+            main_metrics=_metric_names(cfg.get("main_metrics")),
         )
+
+
+def _metric_names(value: object) -> tuple[str, ...]:
+    """``tracking.main_metrics``: null or a list of non-empty metric names or patterns."""
+    if value is None:
+        return ()
+    allowed = "a list of metric names or patterns ([tvd_1way, 'accuracy_*']), or null"
+    return tuple(
+        check_text(name, "tracking.main_metrics", allowed)
+        for name in check_list(value, "tracking.main_metrics", allowed)
+    )
 
 
 def _experiment(value: object) -> str:

@@ -28,6 +28,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Mapping
@@ -42,7 +43,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from dp2pub.config import plain_config
+from dp2pub.config import plain_config, study_figures
 from dp2pub.hydra_errors import CONFIG_ERRORS, one_line
 from dp2pub.interrupts import mark_launcher, terminate_sweep
 from dp2pub.settings import tracking_settings
@@ -96,11 +97,11 @@ def current_parent() -> dict[str, Any] | None:
     return read_parent(HydraConfig.get().sweep.dir) if in_sweep() else None
 
 
-def sweep_size(hydra_cfg: DictConfig) -> int | None:
-    """The number of jobs of a multirun, counted from its sweeper params and overrides as
-    Hydra's BasicSweeper expands them (the product of the sweep lists' lengths, a key given
-    twice counting once, its last value); None for another sweeper or overrides it refuses
-    (the count only informs: the sweeper itself reports what it refuses)."""
+def swept_values(hydra_cfg: DictConfig) -> dict[str, list[str]] | None:
+    """The values of every key of a multirun's sweeper params and overrides, as Hydra's
+    BasicSweeper expands them (a key given twice counting once, its last value; a key set
+    to one value has a list of one); None for another sweeper or overrides it refuses (the
+    values only inform: the sweeper itself reports what it refuses)."""
     if hydra_cfg.sweeper.get("_target_") not in BASIC_SWEEPERS:
         return None
     params = hydra_cfg.sweeper.get("params") or {}
@@ -109,12 +110,21 @@ def sweep_size(hydra_cfg: DictConfig) -> int | None:
     loader = GlobalHydra.instance().config_loader() if GlobalHydra.instance().is_initialized() else None
     try:  # glob() needs the config loader: Hydra's own, in the launching process
         overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
-        lengths = {
-            o.get_key_element(): len(list(o.sweep_string_iterator())) if o.is_sweep_override() else 1 for o in overrides
+        return {
+            o.get_key_element(): list(o.sweep_string_iterator())
+            if o.is_sweep_override()
+            else [o.get_value_element_as_str()]
+            for o in overrides
         }
     except Exception:
         return None
-    return math.prod(lengths.values())
+
+
+def sweep_size(hydra_cfg: DictConfig) -> int | None:
+    """The number of jobs of a multirun (:func:`swept_values`: the product of the sweep lists'
+    lengths); None when they are not known."""
+    values = swept_values(hydra_cfg)
+    return None if values is None else math.prod(len(v) for v in values.values())
 
 
 def job_label() -> str:
@@ -145,43 +155,92 @@ class _Prefix(logging.Filter):
         return True
 
 
+class _Quiet(logging.Filter):
+    """A filter that leaves out dp2pub's progress lines (below WARNING) and the launchers'
+    ``#12 : epsilon=1 seed=0`` line per job."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.split(".")[0] == "dp2pub":
+            return record.levelno >= logging.WARNING
+        return not (record.levelno < logging.WARNING and record.getMessage().lstrip().startswith("#"))
+
+
+def _console(handler: logging.Handler) -> bool:
+    """Whether ``handler`` writes to a terminal stream (not to a file)."""
+    return isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+
+
 @contextlib.contextmanager
-def labelled_logs(label: str) -> Iterator[None]:
+def labelled_logs(label: str, quiet: bool = False) -> Iterator[None]:
     """Within the block, every log line the root logger's handlers write (Hydra's console
-    and file handlers of the job) starts with ``label``; nothing changes for ''."""
-    handlers = list(logging.getLogger().handlers) if label else []
-    prefix = _Prefix(label)
-    for handler in handlers:
-        handler.addFilter(prefix)
+    and file handlers of the job) starts with ``label``; nothing changes for ''. With
+    ``quiet``, dp2pub's progress lines stay out of the console (the job's log file keeps
+    them): a sweep's job prints its one line."""
+    handlers = list(logging.getLogger().handlers)
+    added: list[tuple[logging.Handler, logging.Filter]] = []
+    if label:
+        added += [(handler, _Prefix(label)) for handler in handlers]
+    if quiet:
+        added += [(handler, _Quiet()) for handler in handlers if _console(handler)]
+    for handler, added_filter in added:
+        handler.addFilter(added_filter)
     try:
         yield
     finally:
-        for handler in handlers:
-            handler.removeFilter(prefix)
+        for handler, added_filter in added:
+            handler.removeFilter(added_filter)
 
 
-def record_outcome(sweep_dir: str | Path, num: int, outcome: str) -> None:
-    """Record that job ``num`` of the sweep in ``sweep_dir`` ended with ``outcome`` (for the
-    sweep's summary); nothing when the job cannot read the sweep's parent file."""
+#: The loggers of the launchers that log a line per job as they launch it (Hydra's basic,
+#: joblib and Submitit launchers, dp2pub's Ray launcher).
+LAUNCHER_LOGGERS = (
+    "hydra._internal.core_plugins.basic_launcher",
+    "hydra_plugins.hydra_joblib_launcher._core",
+    "hydra_plugins.hydra_submitit_launcher.submitit_launcher",
+    "hydra_plugins.dp2pub_ray_launcher._core",
+)
+
+
+def quiet_launchers(quiet: bool = True) -> None:
+    """Leave out the launchers' line per job (each job prints its own line when it ends), or
+    with ``quiet`` false, let them log it again."""
+    for name in LAUNCHER_LOGGERS:
+        logger = logging.getLogger(name)
+        for added in [f for f in logger.filters if isinstance(f, _Quiet)]:
+            logger.removeFilter(added)
+        if quiet:
+            logger.addFilter(_Quiet())
+
+
+def record_outcome(sweep_dir: str | Path, num: int, outcome: str, run_id: str | None = None) -> None:
+    """Record that job ``num`` of the sweep in ``sweep_dir`` ended with ``outcome`` in the
+    run ``run_id`` (for the sweep's summary; a skipped job names the run it found); nothing
+    when the job cannot read the sweep's parent file."""
     parent = read_parent(sweep_dir)
     if parent is None:
         return
     folder = Path(sweep_dir) / JOBS_DIR
     folder.mkdir(exist_ok=True)
-    record = {"parent": parent.get("run_id"), "num": num, "outcome": outcome}
+    record = {"parent": parent.get("run_id"), "num": num, "outcome": outcome, "run_id": run_id}
     (folder / f"{num}.json").write_text(json.dumps(record) + "\n")
 
 
 def outcomes(sweep_dir: str | Path, run_id: str) -> collections.Counter[str]:
     """How many jobs of the sweep whose parent is ``run_id`` ended with each outcome (files
     of another sweep that used the same directory are left out)."""
-    counts: collections.Counter[str] = collections.Counter()
+    return collections.Counter(str(record.get("outcome")) for record in job_records(sweep_dir, run_id))
+
+
+def job_records(sweep_dir: str | Path, run_id: str) -> list[dict[str, Any]]:
+    """The outcome records (:func:`record_outcome`) of the jobs of the sweep whose parent is
+    ``run_id``, in job order (files of another sweep that used the same directory are left out)."""
+    records = []
     for path in (Path(sweep_dir) / JOBS_DIR).glob("*.json"):
         with contextlib.suppress(OSError, ValueError):
             record = json.loads(path.read_text())
-            if record.get("parent") == run_id:
-                counts[str(record.get("outcome"))] += 1
-    return counts
+            if isinstance(record, dict) and record.get("parent") == run_id:
+                records.append(record)
+    return sorted(records, key=lambda record: int(record.get("num") or 0))
 
 
 def count_line(total: int | None, ended: Mapping[str, int], stopped: int) -> str:
@@ -204,6 +263,9 @@ class SweepParentCallback(Callback):
         self.uri = self.experiment_id = self.experiment = ""
         self.sweep_dir = Path()
         self.total: int | None = None
+        self.varied: dict[str, list[str]] = {}
+        self.view: str | None = None  # the dashboard's view of the sweep's runs, once saved
+        self.job_cfg: dict[str, Any] = {}
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Open the parent run. Hydra turns a callback's exceptions into warnings, so a
@@ -246,7 +308,10 @@ class SweepParentCallback(Callback):
         uri, experiment_id = open_experiment(job_cfg)
         self.client = mlflow.MlflowClient(uri)
         self.uri, self.experiment_id, self.experiment = uri, experiment_id, tracking_settings(job_cfg).experiment
-        self.total = sweep_size(hydra_cfg)
+        self.job_cfg = {**job_cfg, "figures": study_figures(config)}
+        values = swept_values(hydra_cfg)
+        self.total = None if values is None else math.prod(len(v) for v in values.values())
+        self.varied = swept(values or {})
         self.sweep_dir = sweep_dir = Path(str(hydra_cfg.sweep.dir))
         grid = hydra_cfg.sweeper.get("params")
         params = {} if grid is None else OmegaConf.to_container(grid, resolve=True)
@@ -259,16 +324,24 @@ class SweepParentCallback(Callback):
                 "launcher": str(hydra_cfg.launcher.get("_target_", "")),
             }
         )
-        run = self.client.create_run(experiment_id, run_name=_sweep_name(job_cfg, sweep_dir), tags=tags)
+        name = sweep_name(self.varied, sweep_dir)
+        run = self.client.create_run(experiment_id, run_name=name, tags=tags)
         self.run_id = run.info.run_id
         # Hydra's sweeper raises when a job failed, so on_multirun_end is not reached: exit says FAILED
         atexit.register(self._end, failed=True)
         signal.signal(signal.SIGTERM, terminate_sweep)  # a terminated sweep runs atexit too
+        quiet_launchers(not tracking_settings(job_cfg).verbose)
         mark_launcher()  # its worker processes end when it does
         # the summary gives the parent's address: no "View run ... at" line per job (tracking server)
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        record = {"run_id": self.run_id, "experiment_id": experiment_id, "uri": uri, "n_jobs": self.total}
+        record = {
+            "run_id": self.run_id,
+            "experiment_id": experiment_id,
+            "uri": uri,
+            "n_jobs": self.total,
+            "swept": list(self.varied),
+        }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
         log.info("sweep parent run %s in experiment %s (%s)", self.run_id, experiment_id, uri)
 
@@ -276,11 +349,14 @@ class SweepParentCallback(Callback):
         """Record a sweep job's outcome (where the job ran: a worker process, a cluster node)."""
         if config.hydra.mode != RunMode.MULTIRUN:
             return
+        run_id = None
         if job_return.status != JobStatus.COMPLETED:
             outcome = FAILED
         else:
-            outcome = SKIPPED if job_return.return_value == SKIPPED else FINISHED
-        record_outcome(str(config.hydra.sweep.dir), int(config.hydra.job.num), outcome)
+            value = job_return.return_value  # (outcome, run id) from dp2pub's app
+            returned, run_id = value if isinstance(value, tuple) and len(value) == 2 else (value, None)
+            outcome = SKIPPED if returned == SKIPPED else FINISHED
+        record_outcome(str(config.hydra.sweep.dir), int(config.hydra.job.num), outcome, run_id)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self._end(failed=False)  # reached only when every job returned
@@ -305,6 +381,7 @@ class SweepParentCallback(Callback):
         from dp2pub.store import unreachable
 
         run_id, self.run_id = self.run_id, None
+        quiet_launchers(False)
         try:
             statuses, kept = self._close(run_id, failed)
         except Exception as error:  # the store went away (a tracking server that died): say so, in one line
@@ -340,17 +417,52 @@ class SweepParentCallback(Callback):
         return statuses, kept
 
     def _report(self, run_id: str, kept: bool, stopped: int) -> None:
-        """Print the summary: the jobs' outcomes, the parent run (unless it was deleted:
-        every job was skipped) and where to see it."""
+        """Print the summary: the table of the jobs' main metrics (also logged on the parent
+        run), the jobs' outcomes, the parent run (unless it was deleted: every job was
+        skipped) and where to see it."""
         from dp2pub.tracking import dashboard_hint
 
+        self._summarize(run_id, kept)
         counts = count_line(self.total, outcomes(self.sweep_dir, run_id), stopped)
         where = f"experiment {self.experiment} (id {self.experiment_id})"
         if kept:
             print(f"\nsweep: {counts}; parent run {run_id} in {where}")
         else:
             print(f"\nsweep: {counts}; no parent run kept (every job was skipped) in {where}")
-        print(dashboard_hint(self.uri, self.experiment_id, run_id if kept else None), flush=True)
+        print(dashboard_hint(self.uri, self.experiment_id, view=self.view if kept else None), flush=True)
+
+    def _summarize(self, run_id: str, kept: bool) -> None:
+        """Print the sweep's table (:mod:`dp2pub.figures.sweep_summary`) and log it with its
+        figure on the parent run (when it was kept). A summary that cannot be made (a store
+        gone, a full disk) is a warning: the runs are in the store whatever happens here."""
+        from dp2pub.figures import sweep_summary
+        from dp2pub.metrics.main import chosen_patterns
+        from dp2pub.tracking import PARENT_TAG, save_view, ui_path
+
+        assert self.client is not None
+        try:
+            records = job_records(self.sweep_dir, run_id)
+            found = [str(r["run_id"]) for r in records if r.get("outcome") == SKIPPED and r.get("run_id")]
+            runs = sweep_summary.sweep_runs(self.client, self.experiment_id, run_id, found)
+            summary = sweep_summary.summarize(runs, self.varied, chosen_patterns(self.job_cfg))
+            if summary is None:
+                print("\nsweep summary: no finished job")
+                return
+            print(f"\n{summary.text()}\n({sweep_summary.caption(summary)})")
+            if kept:
+                columns = sweep_summary.view_columns(summary, list(self.varied), runs)
+                name = self.client.get_run(run_id).info.run_name or run_id
+                search = f"tags.`{PARENT_TAG}` = '{run_id}'"
+                first = next((c for c in columns if c.startswith("params.")), None)  # a flat list, sorted by it
+                self.view = save_view(self.client, self.experiment_id, run_id, name, columns, search, first)
+                figure = sweep_summary.draw(
+                    runs, list(self.varied), summary.metrics, self.sweep_dir / sweep_summary.FIGURE
+                )
+                link = ui_path(self.experiment_id, view=self.view)
+                sweep_summary.log_summary(self.client, run_id, summary, self.sweep_dir, figure, link)
+        except Exception as error:
+            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            print(f"dp2pub: warning: the sweep's summary table was not made: {reason}", file=sys.stderr)
 
 
 def child_counts(statuses: list[str]) -> dict[str, float]:
@@ -372,6 +484,46 @@ def check_launcher(launcher: Mapping) -> None:
             raise ConfigError("hydra.launcher.n_jobs", value, "an integer >= 1, or < 0 (-1: one job per core)")
 
 
-def _sweep_name(cfg: Mapping, sweep_dir: Path) -> str:
-    """``sweep-<experiment>-<last two parts of the sweep dir>`` (date and time by default)."""
-    return f"sweep-{tracking_settings(cfg).experiment}-{'-'.join(sweep_dir.parts[-2:])}"
+def swept(values: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The keys that take more than one value (what the sweep varies), ``+``/``~`` left off."""
+    return {key.lstrip("+~"): vals for key, vals in values.items() if len(vals) > 1}
+
+
+#: Characters of a swept key's values in a parent run's name, beyond which they are cut.
+NAME_VALUES = 30
+
+
+def sweep_name(varied: Mapping[str, list[str]], sweep_dir: Path) -> str:
+    """A parent run's name that says what the sweep varies, first: ``ε 0.5,1,2 · seed 0-9 ·
+    2026-11-26 22:14:46`` (each swept key, shortened, and its values, then the date and time
+    of the sweep directory, its last two parts); ``1 job · <date time>`` without a swept key."""
+    parts = [f"{_short_key(key)} {_short_values(values)}" for key, values in varied.items()]
+    date, time = ("", "", *sweep_dir.parts)[-2:]
+    when = f"{date} {':'.join(time.split('-')[:3])}" if DATE.fullmatch(date) else "-".join(sweep_dir.parts[-2:])
+    return " · ".join([*(parts or ["1 job"]), when])[:MAX_RUN_NAME]
+
+
+#: A sweep directory's date part (Hydra's default ``%Y-%m-%d``).
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: The longest run name MLflow's store accepts (its ``runs.name`` column).
+MAX_RUN_NAME = 250
+
+
+def _short_key(key: str) -> str:
+    """``epsilon`` as ``ε``; a dotted key as its last part (``mechanism.oracle``: ``oracle``),
+    or its last two when that part says little (``dataset.n``, ``dataset.name``)."""
+    if key == "epsilon":
+        return "ε"
+    parts = key.split(".")
+    return ".".join(parts[-2:]) if len(parts[-1]) < 3 or parts[-1] == "name" else parts[-1]
+
+
+def _short_values(values: list[str]) -> str:
+    """``0-9`` for consecutive integers, else the values joined by commas, cut after
+    :data:`NAME_VALUES` characters with their count: ``grr,sue,oue…(5)``."""
+    if len(values) > 2 and all(re.fullmatch(r"-?\d+", v) for v in values):
+        numbers = [int(v) for v in values]
+        if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+            return f"{numbers[0]}-{numbers[-1]}"
+    text = ",".join(values)
+    return text if len(text) <= NAME_VALUES else f"{text[: NAME_VALUES + 1].rsplit(',', 1)[0]}…({len(values)})"

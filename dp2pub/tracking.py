@@ -21,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,8 @@ MODEL_TRAINING = "custom_model_development"
 #: opens every experiment in its GenAI view otherwise, whatever its kind, until the user
 #: switches to Model training once in that browser.
 MODEL_TRAINING_VIEW = "workflowType=machine_learning"
+#: The experiment tag of a saved view of the runs table, before its key (:func:`save_view`).
+VIEW_TAG = "mlflow.sharedViewState."
 #: Where ``mlflow ui`` serves the dashboard by default.
 UI_ADDRESS = "http://127.0.0.1:5000"
 #: Keys of a mechanism whose values other than the default name a version of it in run
@@ -101,15 +104,61 @@ def ui_command(uri: str) -> str:
     return f"{exe} ui --backend-store-uri {uri}"
 
 
-def ui_url(uri: str, experiment_id: str, run_id: str | None = None) -> str:
+def ui_url(uri: str, experiment_id: str, run_id: str | None = None, view: str | None = None) -> str:
     """The MLflow UI's address of a run, or without ``run_id`` of the experiment's runs table
-    in the model-training view (MLflow 3 opens an experiment in its GenAI view otherwise): on
-    the tracking server ``uri`` itself, else on the ``mlflow ui`` of :func:`ui_command` at
-    its default address."""
+    (with ``view``, as the saved view of that key shows it: :func:`save_view`), in the
+    model-training view (MLflow 3 opens an experiment in its GenAI view otherwise): on the
+    tracking server ``uri`` itself, else on the ``mlflow ui`` of :func:`ui_command` at its
+    default address."""
     base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI_ADDRESS
-    if run_id is None:
-        return f"{base}/#/experiments/{experiment_id}/runs?{MODEL_TRAINING_VIEW}"
-    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}"
+    return f"{base}/{ui_path(experiment_id, run_id, view)}"
+
+
+def ui_path(experiment_id: str, run_id: str | None = None, view: str | None = None) -> str:
+    """The part of :func:`ui_url` after the dashboard's address (``#/experiments/...``): a
+    link that a page of the dashboard itself can hold (a run's description)."""
+    if run_id is not None:
+        return f"#/experiments/{experiment_id}/runs/{run_id}?{MODEL_TRAINING_VIEW}"
+    shown = f"&viewStateShareKey={urllib.parse.quote(view, safe='')}" if view else ""
+    return f"#/experiments/{experiment_id}/runs?{MODEL_TRAINING_VIEW}{shown}"
+
+
+def save_view(
+    client: mlflow.MlflowClient,
+    experiment_id: str,
+    key: str,
+    name: str,
+    columns: Sequence[str],
+    search: str = "",
+    order_by: str | None = None,
+) -> str:
+    """Save a view of the experiment's runs table that shows ``columns`` (``params.<key>``,
+    ``metrics.<name>``), the runs ``search`` finds (MLflow's filter syntax), sorted by
+    ``order_by`` (a flat list; None: by start time, children under their parent); returns
+    ``key``, which :func:`ui_url` opens.
+
+    MLflow 3.17's dashboard takes a table's columns from no URL parameter and no server
+    option: only from the browser's storage or a saved view, which it keeps as the
+    experiment tag ``mlflow.sharedViewState.<key>`` (its "Views" menu lists it; the runs
+    page opens it with ``viewStateShareKey=<key>``, unless the address carries search
+    parameters of its own). Saving again under ``key`` replaces the view."""
+    state: dict[str, Any] = {
+        "selectedColumns": [_column(column) for column in dict.fromkeys(columns)],
+        "runsHiddenMode": "SHOW_ALL",
+        "searchFilter": search,
+    }
+    if order_by is not None:
+        state.update(orderByKey=_column(order_by), orderByAsc=True)
+    now = int(time.time() * 1000)
+    envelope = {"name": name, "createdAt": now, "updatedAt": now, "state": json.dumps(state)}
+    client.set_experiment_tag(experiment_id, f"{VIEW_TAG}{key}", json.dumps(envelope))
+    return key
+
+
+def _column(column: str) -> str:
+    """``params.dataset.n`` as the dashboard names its column: ``params.`dataset.n```."""
+    kind, _, name = column.partition(".")
+    return f"{kind}.`{name}`" if kind in ("params", "metrics", "tags") else column
 
 
 def experiment_of(uri: str, run_id: str) -> str:
@@ -117,14 +166,32 @@ def experiment_of(uri: str, run_id: str) -> str:
     return str(mlflow.MlflowClient(uri).get_run(run_id).info.experiment_id)
 
 
-def dashboard_hint(uri: str, experiment_id: str, run_id: str | None = None) -> str:
-    """Where to see a run (the experiment's runs without ``run_id``) in the MLflow UI: the
-    command that starts the UI on a local store and the address in it, or the address on a
-    tracking server."""
-    url = ui_url(uri, experiment_id, run_id)
+def dashboard_hint(uri: str, experiment_id: str, run_id: str | None = None, view: str | None = None) -> str:
+    """Where to see a run (the experiment's runs without ``run_id``, as ``view`` shows them)
+    in the MLflow UI: the command that starts the UI on a local store and the address in
+    it, or the address on a tracking server."""
+    url = ui_url(uri, experiment_id, run_id, view)
     if uri.startswith(("http://", "https://")):
         return f"Open the MLflow dashboard: {url}"
     return f"Open the MLflow dashboard: {ui_command(uri)}\n  then {url}"
+
+
+#: The view of an experiment's runs that a single run's printed link opens (:func:`runs_view`).
+RUNS_VIEW = "dp2pub-runs"
+#: What that view shows of every run besides its main metrics.
+RUN_COLUMNS = ("params.mechanism.name", "params.dataset.name", "params.epsilon", "params.seed")
+
+
+def runs_view(uri: str, experiment_id: str, metrics: Sequence[str]) -> str | None:
+    """Save the view of the experiment's runs with :data:`RUN_COLUMNS` and the main
+    ``metrics`` of the latest single run (:func:`save_view`); its key, or None when the store
+    does not take it (the run is recorded either way)."""
+    columns = [*RUN_COLUMNS, *(f"metrics.{m}" for m in metrics)]
+    try:
+        return save_view(mlflow.MlflowClient(uri), experiment_id, RUNS_VIEW, "dp2pub: runs", columns)
+    except MlflowException as error:
+        log.warning("the dashboard's view of the runs was not saved: %s", " ".join(str(error).split())[:300])
+        return None
 
 
 def flatten(tree: Mapping, prefix: str = "") -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dp2pub.limits import TooLarge
 from dp2pub.mechanisms import GRR
 from dp2pub.registry import build_publisher
 from dp2pub.validation import ConfigError
-from tests.conftest import compose_config, run_cli
+from tests.conftest import compose_config, run_cli, runs_in
 
 #: fo_variance's single attribute, one oracle, the unbiased estimate.
 STUDY = ["experiment=fo_variance", "mechanism.estimator=unbiased"]
@@ -149,7 +149,10 @@ def test_the_billion_user_study_runs_through_the_command_line(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count("n_records        1e+09") == 3
+    runs = [r for r in runs_in(f"sqlite:///{tmp_path / 'mlflow.db'}", "fo_variance") if "n_records" in r.data.metrics]
+    assert sorted(r.data.params["mechanism.name"] for r in runs) == ["grr", "oue", "sue"]
+    assert all(r.data.metrics["n_records"] == 1e9 for r in runs)
+    assert "(3 configurations, 3 runs; one run each)" in done.stdout  # the sweep's table, mse_freq per oracle
 
 
 def test_olh_with_aggregates_is_refused_by_the_registry():

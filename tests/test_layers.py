@@ -30,8 +30,8 @@ LAYERS: list[set[str]] = [
     {"config", "hydra_errors", "interrupts", "store", "environment", "resume", "services", "testing"},
     {"artifacts"},
     {"tracking"},
-    {"sweep"},
     {"figures"},
+    {"sweep"},
     {"cli", "server", "bench", "__init__"},
     {"__main__"},
 ]

@@ -54,14 +54,21 @@ def test_joblib_sweep_lands_every_job_under_one_parent(tmp_path):
     (record,) = (tmp_path / "out" / "hydra" / "multirun").glob(f"*/*/{PARENT_FILE}")
     assert read_parent(record.parent)["run_id"] == parent.info.run_id
     assert read_parent(record.parent)["n_jobs"] == 6
-    assert sorted(job_headers(done.stdout)) == [f"[{k}/6]" for k in range(1, 7)]  # the workers know the size too
+    assert sorted(job_lines(done.stdout)) == [f"[{k}/6]" for k in range(1, 7)]  # the workers know the size too
     assert summary(done.stdout) == f"sweep: 6 jobs: 6 finished, 0 failed, 0 skipped; parent run {parent.info.run_id}"
 
 
-def job_headers(stdout: str, word: str = "run") -> dict[str, str]:
-    """The label of every job's header line (``[2/3] run <id> (...)``) -> the next word."""
-    found = (re.match(rf"(\[\d+/\d+\]) {word} \(?(\w+)", line) for line in stdout.splitlines())
+def job_lines(stdout: str) -> dict[str, str]:
+    """The label of every job's line (``[2/3] epsilon=1: tvd_1way 0.4711 ...``) -> the
+    overrides it names."""
+    found = (re.match(r"(\[\d+/\d+\]) ([^:(]*): ", line) for line in stdout.splitlines())
     return {match[1]: match[2] for match in found if match}
+
+
+def skipped_lines(stdout: str) -> list[str]:
+    """The labels of the lines of skipped jobs (``[2/3] skipped (...)``)."""
+    found = (re.match(r"(\[\d+/\d+\]) skipped \(", line) for line in stdout.splitlines())
+    return sorted(match[1] for match in found if match)
 
 
 def summary(stdout: str) -> str:
@@ -85,16 +92,24 @@ def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skip
     (parent,), children = runs_by_role(uri, "report")
     lines = done.stdout.splitlines()
     assert any(line.endswith("checking the configs of 3 jobs before launching them ...") for line in lines)
-    headers = job_headers(done.stdout)
-    by_epsilon = {r.data.params["epsilon"]: r.info.run_id for r in children}
-    assert headers == {"[1/3]": by_epsilon["0.5"], "[2/3]": by_epsilon["1.0"], "[3/3]": by_epsilon["2.0"]}
-    assert "[dp2pub.job][INFO] - [2/3] synthetic: 300 records" in done.stdout  # the job's log lines too
+    assert job_lines(done.stdout) == {"[1/3]": "epsilon=0.5", "[2/3]": "epsilon=1", "[3/3]": "epsilon=2"}
+    by_epsilon = {r.data.params["epsilon"]: r.data.metrics for r in children}
+    (line,) = [line for line in lines if line.startswith("[2/3] ")]  # one line per job, its main metrics
+    metrics = by_epsilon["1.0"]
+    assert line == f"[2/3] epsilon=1: tvd_1way {metrics['tvd_1way']:.4g}  tvd_2way {metrics['tvd_2way']:.4g}  " + (
+        f"mse_freq {metrics['mse_freq']:.4g}  epsilon_spent 1"
+    )
+    # the job's progress lines are in its log file, not on the console (tracking.verbose=true prints them)
+    assert "synthetic: 300 records" not in done.stdout
+    (log,) = (tmp_path / "out" / "hydra" / "multirun").glob("*/*/1/*.log")
+    assert "[2/3] synthetic: 300 records" in log.read_text()
     experiment = parent.info.experiment_id
     assert lines[-3:] == [
         f"sweep: 3 jobs: 3 finished, 0 failed, 0 skipped; parent run {parent.info.run_id} in experiment report "
         f"(id {experiment})",
         f"Open the MLflow dashboard: {ui_command(uri)}",
-        f"  then http://127.0.0.1:5000/#/experiments/{experiment}/runs/{parent.info.run_id}",
+        f"  then http://127.0.0.1:5000/#/experiments/{experiment}/runs?workflowType=machine_learning"
+        f"&viewStateShareKey={parent.info.run_id}",
     ]
     assert done.stdout.count("Open the MLflow dashboard") == 1
 
@@ -102,7 +117,7 @@ def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skip
     assert again.returncode == 0, again.stderr
     (new,) = [p for p in runs_by_role(uri, "report")[0] if p.info.run_id != parent.info.run_id]
     assert summary(again.stdout) == f"sweep: 4 jobs: 1 finished, 0 failed, 3 skipped; parent run {new.info.run_id}"
-    assert sorted(job_headers(again.stdout, "skipped")) == ["[1/4]", "[2/4]", "[3/4]"]
+    assert skipped_lines(again.stdout) == ["[1/4]", "[2/4]", "[3/4]"]
 
 
 @pytest.mark.parametrize("launcher", ["basic", "joblib", "ray"])

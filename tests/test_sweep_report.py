@@ -90,18 +90,26 @@ def test_a_job_that_cannot_read_the_parent_file_records_nothing(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_ui_addresses_follow_mlflows_view_run_format():
-    assert ui_url("sqlite:////x/mlflow.db", "1", "abc") == "http://127.0.0.1:5000/#/experiments/1/runs/abc"
-    assert ui_url("http://server:5000/", "7", "abc") == "http://server:5000/#/experiments/7/runs/abc"
-    assert ui_url("https://server", "7") == "https://server/#/experiments/7/runs?workflowType=machine_learning"
+def test_every_ui_address_opens_the_model_training_view():
+    training = "workflowType=machine_learning"
+    assert ui_url("sqlite:////x/mlflow.db", "1", "abc") == f"http://127.0.0.1:5000/#/experiments/1/runs/abc?{training}"
+    assert ui_url("http://server:5000/", "7", "abc") == f"http://server:5000/#/experiments/7/runs/abc?{training}"
+    assert ui_url("https://server", "7") == f"https://server/#/experiments/7/runs?{training}"
+    assert (
+        ui_url("https://server", "7", view="a b")
+        == f"https://server/#/experiments/7/runs?{training}&viewStateShareKey=a%20b"
+    )
 
 
 def test_the_dashboard_hint_starts_the_ui_on_a_local_store_and_links_a_server():
-    local = dashboard_hint("sqlite:////x/mlflow.db", "1", "abc").splitlines()
+    local = dashboard_hint("sqlite:////x/mlflow.db", "1", view="abc").splitlines()
     assert local[0].startswith("Open the MLflow dashboard: ") and local[0].endswith(
         "mlflow ui --backend-store-uri sqlite:////x/mlflow.db"
     )
-    assert local[1] == "  then http://127.0.0.1:5000/#/experiments/1/runs/abc"
+    assert (
+        local[1]
+        == "  then http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning&viewStateShareKey=abc"
+    )
     served = dashboard_hint("http://server:5000", "2", None)
     assert served == "Open the MLflow dashboard: http://server:5000/#/experiments/2/runs?workflowType=machine_learning"
 
