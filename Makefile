@@ -94,4 +94,4 @@ server: $(STAMP)
 	$(BIN)/python -m dp2pub.server $(ARGS)
 
 clean:
-	rm -rf $(VENV) outputs .pytest_cache
+	rm -rf $(VENV) outputs .pytest_cache site
