@@ -2,6 +2,7 @@
 # make test  - set up .venv and run the whole test suite
 # make test-fast - the suite without the end-to-end tests (marker slow): the inner loop
 # make lint  - ruff (lint and format check) and mypy on dp2pub
+# make docs  - build the documentation site into site/ (mkdocs build --strict, offline)
 # make lock  - refresh requirements.lock (exact versions and hashes) from pyproject.toml's ranges
 # make bench - benchmarks against reference libraries (installs the bench extra)
 # make ui    - open the MLflow dashboard on the default store
@@ -17,7 +18,7 @@ STORE  := sqlite:///$(CURDIR)/outputs/mlflow.db
 
 STUDIES := seed_tables fo_variance dp2pub_adult nb_car kanon_adult
 
-.PHONY: run test test-fast lint ui server bench gallery venv lock clean
+.PHONY: run test test-fast lint docs ui server bench gallery venv lock clean
 
 venv: $(STAMP)
 
@@ -57,6 +58,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check dp2pub hydra_plugins tests experiments examples
 	$(BIN)/mypy
 
+# The site (mkdocs.yml) from docs/: strict, so a broken link or anchor, or a page missing from
+# the nav, fails the build; the benchmark pages are rendered from docs/bench/*.json (docs/hooks.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m dp2pub.bench $(ARGS)
@@ -88,4 +94,4 @@ server: $(STAMP)
 	$(BIN)/python -m dp2pub.server $(ARGS)
 
 clean:
-	rm -rf $(VENV) outputs .pytest_cache
+	rm -rf $(VENV) outputs .pytest_cache site

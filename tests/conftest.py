@@ -172,18 +172,15 @@ def run_cli(
     )
 
 
-def rendered_readme(
-    folder: Path, monkeypatch: pytest.MonkeyPatch, bench: Callable[[list[str]], object], name: str, results: dict
-) -> tuple[str, str]:
-    """A benchmark's ``--readme`` run on ``results`` (written as JSON in ``folder``) into a
-    README.md of ``folder`` holding the block ``name`` between the lines "a" and "b": the
-    README's text and the block rendered."""
-    (folder / f"{name}.json").write_text(json.dumps(results))
-    (folder / "README.md").write_text(f"a\n<!-- bench:{name} -->\nold\n<!-- /bench:{name} -->\nb\n")
-    monkeypatch.chdir(folder)
-    bench(["--readme", f"{name}.json"])
-    text = (folder / "README.md").read_text()
-    return text, text.split(f"<!-- bench:{name} -->\n")[1].split(f"\n<!-- /bench:{name} -->")[0]
+def rendered_block(
+    folder: Path, capsys: pytest.CaptureFixture[str], bench: Callable[[list[str]], object], results: dict
+) -> str:
+    """A benchmark's ``--render`` run on ``results`` (written as JSON in ``folder``): the block
+    it prints, which its page of the site shows."""
+    (folder / "results.json").write_text(json.dumps(results))
+    capsys.readouterr()
+    bench(["--render", str(folder / "results.json")])
+    return capsys.readouterr().out.strip("\n")
 
 
 def runs_in(uri: str, experiment: str) -> list:

@@ -1,4 +1,4 @@
-"""The oracle benchmark's README table is the rendering of its committed results, and on a
+"""The oracle benchmark's page on the site is the rendering of its committed results, and on a
 synthetic run its ratios, extrapolation marks, xxhash shim and checks say what they should
 (none of it needs the reference libraries)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dp2pub.bench import oracles, oracles_report, timing
+from dp2pub.bench import oracles, oracles_report, pages, timing
 from dp2pub.bench import references as refs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,11 +69,14 @@ def rows(rendered: str, oracle: str) -> dict[str, str]:
     return {line.split(" | ")[1]: line for line in rendered.splitlines() if line.startswith(f"| {oracle} | ")}
 
 
-def test_the_readme_block_is_the_rendering_of_the_committed_results():
+def test_the_site_page_is_the_rendering_of_the_committed_results():
     results = json.loads((ROOT / oracles_report.DOCS_JSON).read_text())
-    readme = (ROOT / oracles_report.README).read_text()
-    assert readme.count(oracles_report.START) == readme.count(oracles_report.END) == 1
-    assert oracles_report.readme_block(readme) == oracles_report.render(results)
+    page = (ROOT / "docs" / "reference" / "benchmarks" / "oracles.md").read_text()
+    start, end = pages.markers("oracles")
+    assert page.count(start) == page.count(end) == 1
+    assert pages.block_of(page, "oracles") == ""  # the repository's page holds no figures
+    assert pages.block_of(pages.fill(page, ROOT), "oracles") == oracles_report.render(results)
+    assert pages.docs_json("oracles") == oracles_report.DOCS_JSON
 
 
 def test_the_committed_results_record_how_they_were_measured():
@@ -137,19 +140,17 @@ def test_a_default_run_is_not_marked_and_a_failed_check_is():
     assert "**failed: pure-ldp olh**" in rendered and "estimate check failed" in rows(rendered, "olh")["pure-ldp"]
 
 
-def test_the_readme_block_is_replaced_between_the_markers(tmp_path):
-    text = f"before\n{oracles_report.START}\nold\n{oracles_report.END}\nafter\n"
-    assert (
-        oracles_report.replace_block(text, "new\nblock")
-        == f"before\n{oracles_report.START}\nnew\nblock\n{oracles_report.END}\nafter\n"
-    )
-    assert oracles_report.readme_block(oracles_report.replace_block(text, "new")) == "new"
+def test_a_block_is_replaced_between_the_markers_and_render_prints_it(tmp_path, capsys):
+    start, end = pages.markers("oracles")
+    text = f"before\n{start}\nold\n{end}\nafter\n"
+    assert pages.replace_block(text, "new\nblock", "oracles") == f"before\n{start}\nnew\nblock\n{end}\nafter\n"
+    assert pages.block_of(pages.replace_block(text, "new", "oracles"), "oracles") == "new"
     with pytest.raises(ValueError, match="not found"):
-        oracles_report.replace_block("no markers", "new")
+        pages.replace_block("no markers", "new", "oracles")
     (tmp_path / "r.json").write_text(json.dumps(synthetic()))
-    (tmp_path / "README.md").write_text(text)
-    oracles_report.render_into_readme(tmp_path / "r.json", oracles_report.render, "oracles", tmp_path / "README.md")
-    assert oracles_report.readme_block((tmp_path / "README.md").read_text()) == oracles_report.render(synthetic())
+    capsys.readouterr()
+    assert oracles.main(["--render", str(tmp_path / "r.json")]) == json.loads(json.dumps(synthetic()))
+    assert capsys.readouterr().out.strip("\n") == oracles_report.render(synthetic())
 
 
 def test_a_reference_runs_at_equal_n_only_within_its_budget():

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dp2pub.bench import overhead
-from dp2pub.bench.oracles_report import readme_block
-from tests.conftest import rendered_readme
+from dp2pub.bench import overhead, pages
+from tests.conftest import rendered_block
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,18 +57,20 @@ def test_a_row_meets_its_target_by_its_ratio_of_medians():
     assert lines[2] == "| job | 3 | 2 | 1.50 | <= 1.5 | yes |"
 
 
-def test_the_readme_block_is_rendered_from_the_json(tmp_path, monkeypatch):
+def test_the_page_block_is_rendered_from_the_json(tmp_path, capsys):
     rows = [overhead.row("job", {"median_s": 3.0}, {"median_s": 2.0}, ("<=", 1.5))]
     machine = {"cpus": 2, "processor": "cpu", "platform": "os", "python": "3.11", "load_before": [1.0, 1, 1]}
     results = {"date": "2026-01-01", "options": {"repeats": 5, "jobs": 200, "small_jobs": 20}, "cases": {"job": rows}}
     results["machine"] = {**machine, "load_after": [2.0, 2, 2]}
-    text, block = rendered_readme(tmp_path, monkeypatch, overhead.main, "overhead", results)
+    block = rendered_block(tmp_path, capsys, overhead.main, results)
     assert block == overhead.render(results)
     assert block.startswith("Measured 2026-01-01 by `python -m dp2pub.bench overhead` on 2 cores")
     assert "load average 1.0 before, 2.0 after" in block and block.endswith("| job | 3 | 2 | 1.50 | <= 1.5 | yes |")
-    assert text.startswith("a\n") and text.endswith("\nb\n")
 
 
-def test_the_readme_block_is_the_rendering_of_the_committed_results():
+def test_the_site_page_is_the_rendering_of_the_committed_results():
     committed = json.loads((ROOT / overhead.DOCS_JSON).read_text())
-    assert readme_block((ROOT / "README.md").read_text(), "overhead") == overhead.render(committed)
+    page = (ROOT / "docs" / "reference" / "benchmarks" / "overhead.md").read_text()
+    assert pages.block_of(page, "overhead") == ""  # the repository's page holds no figures
+    assert pages.block_of(pages.fill(page, ROOT), "overhead") == overhead.render(committed)
+    assert pages.docs_json("overhead") == overhead.DOCS_JSON

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dp2pub.bench import sweep
-from dp2pub.bench.oracles_report import readme_block
-from tests.conftest import rendered_readme
+from dp2pub.bench import pages, sweep
+from tests.conftest import rendered_block
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,18 +36,21 @@ def test_the_table_gives_each_launchers_time_relative_to_joblib():
     assert lines[2].endswith("| 1.00 |") and lines[3].endswith("| 1.50 |")
 
 
-def test_the_readme_block_is_rendered_from_the_json(tmp_path, monkeypatch):
+def test_the_page_block_is_rendered_from_the_json(tmp_path, capsys):
     row = {"jobs_per_min": 60.0, "slot": 2.0, "overhead": 1.9, "wall": 64.0, **dict.fromkeys(sweep.PARTS, 0.4)}
     machine = {"cpus": 2, "processor": "cpu", "platform": "os", "python": "3.11"}
     written = {"date": "2026-01-01", "jobs": 64, "n": 1000, "results": {"sqlite": {"joblib": row}}}
     written["machine"] = {**machine, "load_before": [1.0, 1, 1], "load_after": [2.0, 2, 2]}
-    text, block = rendered_readme(tmp_path, monkeypatch, sweep.main, "sweep", written)
+    block = rendered_block(tmp_path, capsys, sweep.main, written)
     assert block == sweep.render(written)
     assert block.startswith("Measured 2026-01-01 by `python -m dp2pub.bench sweep` on 2 cores")
     assert "load average 1.0 before, 2.0 after): 64 jobs of GRR on 1000 synthetic records" in block
-    assert block.endswith(sweep.table(written["results"])) and text.startswith("a\n") and text.endswith("\nb\n")
+    assert block.endswith(sweep.table(written["results"]))
 
 
-def test_the_readme_block_is_the_rendering_of_the_committed_results():
+def test_the_site_page_is_the_rendering_of_the_committed_results():
     committed = json.loads((ROOT / sweep.DOCS_JSON).read_text())
-    assert readme_block((ROOT / "README.md").read_text(), "sweep") == sweep.render(committed)
+    page = (ROOT / "docs" / "reference" / "benchmarks" / "sweep.md").read_text()
+    assert pages.block_of(page, "sweep") == ""  # the repository's page holds no figures
+    assert pages.block_of(pages.fill(page, ROOT), "sweep") == sweep.render(committed)
+    assert pages.docs_json("sweep") == sweep.DOCS_JSON

@@ -1,4 +1,4 @@
-"""docs/tutorial.md, followed start to finish in a folder of the user's own: their table,
+"""docs/tutorials/your-own-study.md, followed start to finish in a folder of the user's own: their table,
 their mechanism, their study swept on two workers, its figure and the conformance test. The
 tutorial prints these very files (tests/test_docs.py checks it)."""
 

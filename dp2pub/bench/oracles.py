@@ -19,10 +19,11 @@ written; its cost per hash is measured and reported, and the OLH ratios without 
 too. Every timed oracle, dp2pub's and the references', is also checked: its estimate of a
 skewed distribution at ε = 4 must correlate with the truth.
 
-Results are printed as the markdown block README.md shows (:mod:`dp2pub.bench.oracles_report`) and written to
-``outputs/bench/oracles.json``; ``--readme [JSON]`` renders a results file (by default the
-committed ``docs/bench/oracles.json``) into README.md between ``<!-- bench:oracles -->`` and
-``<!-- /bench:oracles -->`` without running anything.
+Results are printed as the markdown block the site's benchmark page shows
+(:mod:`dp2pub.bench.oracles_report`) and written to ``outputs/bench/oracles.json``; the page is
+rendered from the committed ``docs/bench/oracles.json`` when the site is built
+(:mod:`dp2pub.bench.pages`). ``--render [JSON]`` prints a results file's block (by default the
+committed one) without running anything.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dp2pub.bench.oracles_report import DOCS_JSON, README, render, render_into_readme
+from dp2pub.bench.oracles_report import DOCS_JSON, render
+from dp2pub.bench.pages import print_rendering
 from dp2pub.bench.references import (
     CHECK_EPSILON,
     CHECK_N,
@@ -58,7 +60,7 @@ from dp2pub.publish import GRRPublisher
 #: Distributions whose versions the results record.
 PACKAGES = ("dp2pub", "numpy", "pure-ldp", "multi-freq-ldpy", "xxhash", "numba")
 #: Options that do not change what is measured.
-NOT_MEASURED = ("out", "readme")
+NOT_MEASURED = ("out", "render")
 
 
 def dp2pub_oracles(k: int, epsilon: float) -> dict[str, FrequencyOracle]:
@@ -230,11 +232,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default="outputs/bench/oracles.json")
     p.add_argument(
-        "--readme",
+        "--render",
         nargs="?",
         const=DOCS_JSON,
         metavar="JSON",
-        help=f"run nothing: render JSON (default {DOCS_JSON}) into {README}'s block",
+        help=f"run nothing: print the block that JSON (default {DOCS_JSON}) gives the site's page",
     )
     return p
 
@@ -281,12 +283,12 @@ def run(args: argparse.Namespace, config: Result) -> Result:
 
 
 def main(argv: list[str] | None = None) -> Result:
-    """Run the benchmark (print its table, write its JSON), or with ``--readme`` render a
-    results file into README.md."""
+    """Run the benchmark (print its table, write its JSON), or with ``--render`` print a
+    results file's block."""
     p = parser()
     args = p.parse_args(argv)
-    if args.readme:
-        return render_into_readme(args.readme, render, "oracles")
+    if args.render:
+        return print_rendering(args.render, render)
     result = run(args, configuration(args, p))
     print(render(result))
     out = Path(args.out)

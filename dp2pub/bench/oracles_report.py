@@ -1,18 +1,13 @@
-"""The oracle benchmark's results as markdown: the block the benchmark prints and README.md
-shows between ``<!-- bench:oracles -->`` and ``<!-- /bench:oracles -->`` (rendered from the
-committed ``docs/bench/oracles.json`` by ``python -m dp2pub.bench oracles --readme``)."""
+"""The oracle benchmark's results as markdown: the block the benchmark prints and the site's
+benchmark page shows (rendered from the committed ``docs/bench/oracles.json`` when the site is
+built: :mod:`dp2pub.bench.pages`)."""
 
 from __future__ import annotations
-
-import json
-from collections.abc import Callable
-from pathlib import Path
 
 from dp2pub.bench.references import CHECK_CORRELATION, CHECK_EPSILON, CHECK_N, LIBRARIES, ORACLES, RAPPOR_HASHES
 from dp2pub.bench.timing import Result
 
 DOCS_JSON = "docs/bench/oracles.json"
-README = "README.md"
 
 
 def num(x: float) -> str:
@@ -146,41 +141,5 @@ def check_note(result: Result) -> str:
 
 
 def render(result: Result) -> str:
-    """The markdown block of a results dict (printed by the benchmark, and README.md's)."""
+    """The markdown block of a results dict (printed by the benchmark, and its page's)."""
     return "\n".join([*header(result), "", *table(result), *notes(result)])
-
-
-#: The markers of the oracle benchmark's block.
-START, END = "<!-- bench:oracles -->", "<!-- /bench:oracles -->"
-
-
-def markers(name: str = "oracles") -> tuple[str, str]:
-    """The markers around README.md's block of benchmark ``name``."""
-    return f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-
-
-def replace_block(text: str, block: str, name: str = "oracles") -> str:
-    """``text`` with the part between the markers of ``name`` (:func:`markers`) replaced by ``block``."""
-    start_mark, end_mark = markers(name)
-    before, start, rest = text.partition(start_mark)
-    _, end, after = rest.partition(end_mark)
-    if not start or not end:
-        raise ValueError(f"{start_mark} ... {end_mark} not found")
-    return f"{before}{start_mark}\n{block}\n{end_mark}{after}"
-
-
-def readme_block(text: str, name: str = "oracles") -> str:
-    """The part of ``text`` between the markers of ``name``, without the newlines next to them."""
-    start_mark, end_mark = markers(name)
-    return text.partition(start_mark)[2].partition(end_mark)[0].strip("\n")
-
-
-def render_into_readme(
-    path: str | Path, render: Callable[[Result], str], name: str, readme: str | Path = README
-) -> Result:
-    """Render the results file ``path`` (JSON) with ``render`` into the block ``name`` of
-    ``readme`` (README.md of the working directory, the repository's root); returns the results."""
-    results: Result = json.loads(Path(path).read_text())
-    Path(readme).write_text(replace_block(Path(readme).read_text(), render(results), name))
-    print(f"rendered {path} into {readme}")
-    return results

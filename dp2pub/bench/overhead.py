@@ -16,7 +16,7 @@ Cases (``--cases a,b,...``; all by default):
 - ``sweep``: the marginal cost of one more job of a sweep, (wall(N) - wall(N0)) / (N - N0) /
   a compose and a bare MLflow run in one warm process; target <= 1.0. And joblib (2 workers):
   basic's marginal over joblib's (the throughput ratio); target >= 1.6.
-- ``aggregates``: the README's billion-user sweep / the sum of its jobs' ``time_total_s``;
+- ``aggregates``: the documented billion-user sweep (``mechanism.simulate=aggregates``) / the sum of its jobs' ``time_total_s``;
   target <= 3.
 - ``ldp_marginals``: an ``ldp_marginals`` job / a ``privbayes`` job on the same data, in this
   process; target <= 2.
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from dp2pub.bench import sweep
 from dp2pub.bench.oracles import machine
-from dp2pub.bench.oracles_report import render_into_readme
+from dp2pub.bench.pages import print_rendering
 from dp2pub.bench.timing import Result, summary, timings, warmed
 from dp2pub.config import config_dir
 from dp2pub.job import run_job
@@ -123,11 +123,11 @@ start = time.perf_counter()
 open_store(sys.argv[1])
 print(time.perf_counter() - start)
 """
-#: Where the README's figures come from (``--out docs/bench/overhead.json``, then ``--readme``).
+#: Where the site's figures come from (``--out docs/bench/overhead.json``; ``make docs`` renders them).
 DOCS_JSON = "docs/bench/overhead.json"
 #: Repetitions of the warm floor of ``sweep``.
 WARM_LOOPS = 20
-#: The README's billion-user sweep; its study sweeps 5 epsilons x 10 seeds per mechanism.
+#: The billion-user sweep of ``mechanism.simulate=aggregates``; its study sweeps 5 epsilons x 10 seeds per mechanism.
 AGGREGATES = ["experiment=fo_variance", "dataset.n=1000000000", "mechanism.simulate=aggregates"]
 MECHANISMS = ["grr", "sue", "oue", "rappor"]
 EPSILONS = ["0.5", "1", "2", "4", "8"]
@@ -291,7 +291,7 @@ def aggregate_grid(jobs: int) -> tuple[list[str], int]:
 
 
 def aggregates(bench: Bench) -> list[Result]:
-    """The README's billion-user sweep (``experiment=fo_variance dataset.n=1000000000
+    """The billion-user sweep of ``mechanism.simulate=aggregates`` (``experiment=fo_variance dataset.n=1000000000
     mechanism.simulate=aggregates mechanism=grr,sue,oue,rappor``, 200 jobs; ``--aggregate-jobs``
     cuts its epsilons and seeds) over the sum of its jobs' work (``time_total_s`` read back from
     the store), on an existing store. Target <= 3."""
@@ -375,7 +375,7 @@ def table(rows: list[Result]) -> str:
 
 
 def render(results: Result) -> str:
-    """README.md's block: where and when the figures were measured, and their table."""
+    """The site's block (docs/reference/benchmarks/): where and when the figures were measured, and their table."""
     options, host = results["options"], results["machine"]
     load = f"{host['load_before'][0]:.1f} before, {host.get('load_after', [float('nan')])[0]:.1f} after"
     rows = [r for name in results["cases"] for r in results["cases"][name]]
@@ -405,15 +405,17 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--ldp-dataset", default="acs", help="dataset of the ldp_marginals case")
     parser.add_argument("--out", default="outputs/bench/overhead.json")
     parser.add_argument(
-        "--readme", metavar="JSON", help=f"run nothing: render JSON (e.g. {DOCS_JSON}) into README.md's block"
+        "--render",
+        metavar="JSON",
+        help=f"run nothing: print the block that JSON (e.g. {DOCS_JSON}) gives the site's page",
     )
     return parser
 
 
 def main(argv: list[str] | None = None) -> Result:
     args = parser().parse_args(argv)
-    if args.readme:
-        return render_into_readme(args.readme, render, "overhead")
+    if args.render:
+        return print_rendering(args.render, render)
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     if unknown := [c for c in cases if c not in CASES]:
         raise SystemExit(f"unknown cases {unknown}; choose among {','.join(CASES)}")

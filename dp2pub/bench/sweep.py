@@ -19,9 +19,10 @@ logged, every job's share of the wall time (``slot``: wall x workers / jobs) is 
 
 ``overhead`` = slot - work, and each launcher's wall time (the same jobs) over joblib's on the
 same store: its time per job relative to joblib's. Results are printed as a table and written to
-``outputs/bench/sweep.json`` with the date, the machine and its load; README.md's table is
-rendered from the committed ``docs/bench/sweep.json`` (``--out docs/bench/sweep.json``, then
-``--readme docs/bench/sweep.json``, which runs nothing).
+``outputs/bench/sweep.json`` with the date, the machine and its load; the site's table is
+rendered from the committed ``docs/bench/sweep.json`` when the site is built (``--out
+docs/bench/sweep.json``, then ``make docs``; ``--render docs/bench/sweep.json`` prints it and
+runs nothing).
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from dp2pub.bench.oracles import machine
-from dp2pub.bench.oracles_report import render_into_readme
+from dp2pub.bench.pages import print_rendering
 from dp2pub.services import MlflowServer, Postgres, local_ray, postgres_bin
 
-#: Where the README's figures come from (``--out docs/bench/sweep.json``, then ``--readme``).
+#: Where the site's figures come from (``--out docs/bench/sweep.json``; ``make docs`` renders them).
 DOCS_JSON = "docs/bench/sweep.json"
 
 #: Launcher arguments and the number of workers that share the wall time.
@@ -137,7 +138,7 @@ def table(results: dict[str, dict[str, dict[str, float]]]) -> str:
 
 
 def render(written: dict) -> str:
-    """README.md's block: where and when the figures were measured, and their table."""
+    """The site's block (docs/reference/benchmarks/): where and when the figures were measured, and their table."""
     host = written["machine"]
     load = f"{host['load_before'][0]:.1f} before, {host['load_after'][0]:.1f} after"
     return "\n".join(
@@ -159,11 +160,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--stores", nargs="+", default=["sqlite", "server"], choices=["sqlite", "server"])
     parser.add_argument("--out", default="outputs/bench/sweep.json")
     parser.add_argument(
-        "--readme", metavar="JSON", help=f"run nothing: render JSON (e.g. {DOCS_JSON}) into README.md's block"
+        "--render",
+        metavar="JSON",
+        help=f"run nothing: print the block that JSON (e.g. {DOCS_JSON}) gives the site's page",
     )
     args = parser.parse_args(argv)
-    if args.readme:
-        return render_into_readme(args.readme, render, "sweep")["results"]
+    if args.render:
+        return print_rendering(args.render, render)["results"]
 
     date, host = datetime.now(timezone.utc).isoformat(timespec="seconds"), {**machine(), "load_before": os.getloadavg()}
     folder = Path(tempfile.mkdtemp(prefix="dp2pub-bench-"))

@@ -386,7 +386,7 @@ def _specs(
             "domain",
             None if domain_path is None else str(domain_path),
             f"the public domain of every column, none given for {', '.join(left)}: {fix} "
-            "(YAML/JSON, column -> ordered values or {bins: [...]}; docs/datasets.md, 'Your own table'), "
+            "(YAML/JSON, column -> ordered values or {bins: [...]}; docs/how-to/datasets.md, 'Your own table'), "
             "give numeric columns' bins in dataset.bins, or set dataset.infer_domain=true to read the "
             "domains from the data (not public: the run says so)",
         )

@@ -4,5 +4,5 @@
 (:mod:`.load`), reads its ``figures:`` section into specs (:mod:`.schema`, :mod:`.studies`)
 and chains :mod:`.collect`, :mod:`.aggregate` and :mod:`.plot` for each figure, with the
 figure's overlays (:mod:`.overlays`); ``dp2pub-figures experiment=<name> x=... y=...`` draws
-any sweep ad hoc. docs/figures.md describes the section.
+any sweep ad hoc. docs/how-to/figures.md describes the section.
 """

@@ -16,7 +16,7 @@ REPLICATE_COLUMNS = ("run_id", "seed", "value")
 
 _UNIT = (0.0, 1.0)
 _NON_NEGATIVE = (0.0, math.inf)
-#: (metric name pattern, range of its values), first match wins (docs/design.md, section 8).
+#: (metric name pattern, range of its values), first match wins (docs/explanation/metric-contract.md).
 #: TVDs (``tvd_<k>way``, the paper figures' ``tvd``), accuracies and misclassification rates
 #: are fractions; NCP is a percentage; MSEs, counts (records, classes, class sizes), C_avg,
 #: budgets, noise scales and wall times cannot be negative. Other metrics are unbounded.

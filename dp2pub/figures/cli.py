@@ -2,7 +2,7 @@
 
 ``dp2pub-figures <study> [--config-dir DIR] [key=value ...]`` draws the figures of any study
 whose experiment config (``conf/experiment/<study>.yaml``, or ``DIR/experiment/<study>.yaml``)
-has a ``figures:`` section (docs/figures.md); ``<study>`` may also name one figure of a study
+has a ``figures:`` section (docs/how-to/figures.md); ``<study>`` may also name one figure of a study
 (``dp2pub_paper_svm``). ``dp2pub-figures experiment=<MLflow experiment> x=epsilon y=tvd_2way
 hue=mechanism.name`` draws any sweep ad hoc (:data:`ADHOC_KEYS`).
 
@@ -98,7 +98,7 @@ def figures_of(study: str, from_csv: bool, dirs: Sequence[Path]) -> tuple[list[S
                 d / "experiment" / f"{study}.yaml" for d in dirs if (d / "experiment" / f"{study}.yaml").is_file()
             )
             raise UsageError(
-                f"study {study!r} has no figures: section in {where} (docs/figures.md); "
+                f"study {study!r} has no figures: section in {where} (docs/how-to/figures.md); "
                 f"draw its runs ad hoc: {adhoc_hint(found.experiment)}"
             )
         if not from_csv:
@@ -295,7 +295,7 @@ def studies_text(dirs: Sequence[Path]) -> str:
 USAGE = f"""forms:
   {PROG} STUDY [--config-dir DIR] [key=value ...]
       the figures of STUDY, whose experiment config (conf/experiment/STUDY.yaml, or
-      DIR/experiment/STUDY.yaml) has a figures: section (docs/figures.md: its keys and
+      DIR/experiment/STUDY.yaml) has a figures: section (docs/how-to/figures.md: its keys and
       overlays); STUDY may also name one figure of a study (dp2pub_paper_svm)
   {PROG} experiment=NAME x=PARAM y=METRIC[,METRIC...] [hue=PARAM] [facet=PARAM[,...]]
       [row=PARAM] [logx=true] [logy=true] [name=...] [title=...] [key=value ...]

@@ -1,5 +1,5 @@
 """The overlays a figure may draw over its measurements (``overlays:`` of a figure in the
-``figures:`` section, see docs/figures.md), by name, and the import of a user's.
+``figures:`` section, see docs/how-to/figures.md), by name, and the import of a user's.
 
 Each overlay is a function ``(spec, summary, **options) -> frame`` (see
 :class:`~dp2pub.figures.studies.Overlay` for the frame it returns): the figure's spec, the

@@ -1,6 +1,6 @@
 """The ``figures:`` section of a study's experiment config -> its :class:`StudySpec` s.
 
-The section maps each figure's name to its keys (docs/figures.md)::
+The section maps each figure's name to its keys (docs/how-to/figures.md)::
 
     figures:
       nb_car:
@@ -27,7 +27,7 @@ from dp2pub.validation import ConfigError, check_bool, check_int, check_list, ch
 #: A figure's name: its files' stem.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 REQUIRED = ("title", "x", "metrics", "hue")
-#: Every key of a figure, in the order of docs/figures.md.
+#: Every key of a figure, in the order of docs/how-to/figures.md.
 KEYS = (
     *REQUIRED,
     "hue_parts",
@@ -56,7 +56,7 @@ def parse_section(section: Any, study: str | None, experiment: str) -> list[Stud
     """The figures of a ``figures:`` section (plain containers), in its order; ``study`` is
     the experiment config, ``experiment`` its ``tracking.experiment``."""
     if not isinstance(section, Mapping) or not section:
-        raise ConfigError("figures", section, "a mapping of figure names to their keys (docs/figures.md)")
+        raise ConfigError("figures", section, "a mapping of figure names to their keys (docs/how-to/figures.md)")
     return [parse_figure(name, keys, study, experiment) for name, keys in section.items()]
 
 

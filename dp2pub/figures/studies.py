@@ -34,7 +34,7 @@ def frozen(mapping: Mapping | None = None) -> Mapping:
     return MappingProxyType(dict(mapping or {}))
 
 
-#: Axis labels of the metrics (docs/design.md, section 8), shared by every figure: a figure's
+#: Axis labels of the metrics (docs/explanation/metric-contract.md), shared by every figure: a figure's
 #: ``y_labels`` name only the metrics it labels otherwise.
 METRIC_LABELS = frozen(
     {

@@ -1,4 +1,4 @@
-"""Classifier utility of a release (``accuracy_<model>``, docs/design.md: the metric contract).
+"""Classifier utility of a release (``accuracy_<model>``, docs/explanation/metric-contract.md).
 
 One code path for every release that can give a classifier: a model trained on a published
 table, or a model the mechanism learned itself (LDP naive Bayes). Each is tested on the

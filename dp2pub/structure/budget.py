@@ -2,7 +2,7 @@
 
 ``H(A)`` is the full empirical entropy of attribute A's estimated distribution,
 ``-sum_v p(v) ln p(v)`` over its whole domain (not the single term ``-(1/k) ln(1/k)``,
-which even falls as the domain grows; docs/design.md, pitfalls). A cluster's information fraction is
+which even falls as the domain grows; docs/explanation/pitfalls.md). A cluster's information fraction is
 ``CIF(C) = sum_{A in C} H(A) / sum_all H(A)``; its budget weight is
 ``PBC(C) = (1 / CIF(C)) / sum_j (1 / CIF(C_j))``; cluster C receives ``eps2 * PBC(C)``, split
 evenly over its attributes. Every user reports every attribute once, so the release phase

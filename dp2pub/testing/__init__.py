@@ -28,7 +28,7 @@ its kind promises), ``check_memory`` (``memory_bytes`` bounds the traced peak),
 ``check_channel`` (the exact channel meets epsilon), ``check_channel_tight`` (and fails just
 below it), ``check_unbiased``, ``check_variance`` (Monte Carlo against ``expected_mse``),
 ``check_oracle_refusals``. A check that does not apply is skipped with its reason, never
-passed silently. docs/testing.md says what each asserts.
+passed silently. docs/explanation/testing.md says what each asserts.
 
 pytest is imported only by :func:`parametrize_with_checks` and by a skip: the checks run
 anywhere (``for name, check in publisher_checks(MyPublisher): check()``).

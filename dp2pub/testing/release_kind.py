@@ -1,5 +1,5 @@
 """The release check: an outcome and its release are what their types promise
-(:mod:`dp2pub.publish.base`, :mod:`dp2pub.publish.release`, docs/design.md section 3)."""
+(:mod:`dp2pub.publish.base`, :mod:`dp2pub.publish.release`, docs/explanation/pipeline.md)."""
 
 from __future__ import annotations
 

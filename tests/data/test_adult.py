@@ -12,7 +12,7 @@ from dp2pub.data.binning import Bins
 from dp2pub.data.delimited import read_fields
 from tests.conftest import ROOT
 
-DOCS = ROOT / "docs" / "datasets.md"
+DOCS = ROOT / "docs" / "how-to" / "datasets.md"
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_income_balance_matches_the_files_minus_incomplete_rows(adult):
 
 
 def test_raw_label_counts_match_the_data_readme(uci_dir):
-    # NOTICE / docs/datasets.md: adult.data 24720 / 7841, adult.test 12435 / 3846 (with "?" rows)
+    # NOTICE / docs/how-to/datasets.md: adult.data 24720 / 7841, adult.test 12435 / 3846 (with "?" rows)
     for name, expected in (
         ("adult.data", {"<=50K": 24720, ">50K": 7841}),
         ("adult.test", {"<=50K.": 12435, ">50K.": 3846}),

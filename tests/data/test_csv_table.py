@@ -363,7 +363,9 @@ def test_without_a_domain_the_message_gives_both_remedies(survey):
         load_csv(str(path))
     message = str(caught.value)
     assert message.startswith("domain=None") and "age, sex, education, income" in message
-    assert "dataset.domain" in message and "dataset.infer_domain=true" in message and "docs/datasets.md" in message
+    assert (
+        "dataset.domain" in message and "dataset.infer_domain=true" in message and "docs/how-to/datasets.md" in message
+    )
 
 
 def test_an_unknown_suffix_needs_a_separator(tmp_path):

@@ -171,7 +171,7 @@ def test_the_job_ignores_the_section_and_does_not_log_it():
 
 
 def test_docs_describe_every_key_and_built_in_overlay():
-    text = (ROOT / "docs" / "figures.md").read_text()
+    text = (ROOT / "docs" / "how-to" / "figures.md").read_text()
     for key in KEYS:
         assert f"| `{key}` |" in text, key
     for name in OVERLAYS:

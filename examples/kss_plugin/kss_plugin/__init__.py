@@ -2,7 +2,7 @@
 
 Installed, it registers ``mechanism=kss`` (:class:`kss_plugin.mechanism.KSSPublisher`),
 ``dataset=survey`` (:func:`kss_plugin.data.load_survey`) and the config groups in
-``kss_plugin/conf`` (entry points in pyproject.toml; dp2pub's docs/plugins.md).
+``kss_plugin/conf`` (entry points in pyproject.toml; dp2pub's docs/how-to/plugins.md).
 """
 
 from __future__ import annotations
