@@ -202,7 +202,27 @@ class LDPNBPublisher(Publisher):
         return 0
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
-        """Fit the model on the reports of every record of ``data``."""
+        """Fit the model on the reports of every record of ``data``.
+
+        Parameters
+        ----------
+        data : Dataset
+            The training table; it must have a target (the class).
+        epsilon : float
+            The budget per user (``accounting: per_report``: per report).
+        rng : numpy.random.Generator
+            The source of the reports' randomness.
+
+        Returns
+        -------
+        Outcome
+            A :class:`NaiveBayesRelease` (the model) and the ledger of the reports.
+
+        Raises
+        ------
+        ConfigError
+            For a dataset without a target or an ``epsilon`` out of range.
+        """
         target, features = _features(data)
         epsilon = check_epsilon(epsilon)
         start = time.perf_counter()
