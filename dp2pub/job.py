@@ -7,6 +7,39 @@ Each stage is a short function; what differs between mechanisms is said by their
 :class:`~dp2pub.publish.release.Release` offers), never probed. Hydra and MLflow stay
 outside: ``run_job`` takes the resolved config as a dict and returns plain results, so it
 runs the same from a script, a notebook or the CLI (which records them, :mod:`dp2pub.tracking`).
+
+:func:`run_job` runs the job described by ``cfg`` (keys ``epsilon``, ``seed``, ``dataset``,
+``mechanism``, ``metrics``, ``limits``: those of ``conf/``) and returns its metrics (a
+:class:`JobResult`). Its own docstring is short: every stage, ``run_job`` included, is at most
+40 lines, docstring included (tests/test_pipeline.py).
+
+Learning: when the dataset has a target and ``metrics.models`` is not empty (or the
+mechanism learns the target itself, ``ldp_nb``), the data is first split (adult: its own
+test rows; otherwise ``metrics.test_size``, stratified and seeded), only the training
+part is published, the marginal metrics compare the release with the training part, and
+``accuracy_<model>`` / ``accuracy_<model>_baseline`` are measured on the untouched test
+part for every model the release gives (none for marginal estimates without a table).
+
+Raises
+------
+ConfigError
+    Naming the config key, before any work, if a value is out of range
+    (``epsilon=-1.0 is invalid: expected a finite number > 0``).
+dp2pub.limits.TooLarge
+    If the job would not fit in ``limits``.
+
+Examples
+--------
+>>> from dp2pub import run_job
+>>> cfg = {"epsilon": 4.0, "seed": 0, "dataset": {"name": "car"},
+...        "mechanism": {"name": "grr", "estimator": "norm_sub"}, "metrics": {"models": []}}
+>>> result = run_job(cfg)
+>>> {name: round(result.metrics[name], 3) for name in ("tvd_1way", "tvd_2way", "epsilon_spent")}
+{'tvd_1way': 0.05, 'tvd_2way': 0.465, 'epsilon_spent': 4.0}
+>>> run_job({**cfg, "epsilon": -1.0})
+Traceback (most recent call last):
+...
+dp2pub.validation.ConfigError: epsilon=-1.0 is invalid: expected a finite number > 0
 """
 
 from __future__ import annotations
@@ -108,51 +141,17 @@ class JobResult:
 
 
 def run_job(cfg: Mapping) -> JobResult:
-    """Run one experiment job from a plain config mapping and return its results.
-
-    The pipeline is load -> check size -> split -> publish -> check budget -> measure.
-    Hydra and MLflow stay outside: it runs the same from a script, a notebook or the command
-    line (which records the results).
-
-    Learning: when the dataset has a target and ``metrics.models`` is not empty (or the
-    mechanism learns the target itself, ``ldp_nb``), the data is first split (adult: its own
-    test rows; otherwise ``metrics.test_size``, stratified and seeded), only the training
-    part is published, the marginal metrics compare the release with the training part, and
-    ``accuracy_<model>`` / ``accuracy_<model>_baseline`` are measured on the untouched test
-    part for every model the release gives (none for marginal estimates without a table).
+    """Run the job of a resolved config mapping; :mod:`dp2pub.job` gives its stages and examples.
 
     Parameters
     ----------
     cfg : mapping
-        The resolved config, with the keys of ``conf/``: ``epsilon``, ``seed``, ``dataset``
-        (its ``name`` and the builder's keys), ``mechanism`` (its ``name`` and the
-        publisher's keys), ``metrics`` and ``limits``.
+        The keys of ``conf/``: ``epsilon``, ``seed``, ``dataset``, ``mechanism``, ``metrics``, ``limits``.
 
     Returns
     -------
     JobResult
-        The metrics, the per-attribute table, the ledger, the published table and notes.
-
-    Raises
-    ------
-    ConfigError
-        Naming the config key, before any work, if a value is out of range
-        (``epsilon=-1.0 is invalid: expected a finite number > 0``).
-    dp2pub.limits.TooLarge
-        If the job would not fit in ``limits``.
-
-    Examples
-    --------
-    >>> from dp2pub import run_job
-    >>> cfg = {"epsilon": 4.0, "seed": 0, "dataset": {"name": "car"},
-    ...        "mechanism": {"name": "grr", "estimator": "norm_sub"}, "metrics": {"models": []}}
-    >>> result = run_job(cfg)
-    >>> {name: round(result.metrics[name], 3) for name in ("tvd_1way", "tvd_2way", "epsilon_spent")}
-    {'tvd_1way': 0.05, 'tvd_2way': 0.465, 'epsilon_spent': 4.0}
-    >>> run_job({**cfg, "epsilon": -1.0})
-    Traceback (most recent call last):
-    ...
-    dp2pub.validation.ConfigError: epsilon=-1.0 is invalid: expected a finite number > 0
+        Its metrics, ledger and tables. Raises ConfigError, naming the key, before any work.
     """
     publisher = build_publisher(cfg["mechanism"])  # imports its module on first use: start-up, not the job
     start = time.perf_counter()

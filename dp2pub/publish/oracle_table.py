@@ -211,7 +211,7 @@ class OraclePublisher(Publisher):
     References
     ----------
     .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
-       Frequency Estimation", USENIX Security 2017, section 5 (multiple attributes).
+       Frequency Estimation", USENIX Security 2017.
 
     Examples
     --------
