@@ -7,6 +7,39 @@ Each stage is a short function; what differs between mechanisms is said by their
 :class:`~dp2pub.publish.release.Release` offers), never probed. Hydra and MLflow stay
 outside: ``run_job`` takes the resolved config as a dict and returns plain results, so it
 runs the same from a script, a notebook or the CLI (which records them, :mod:`dp2pub.tracking`).
+
+:func:`run_job` runs the job described by ``cfg`` (keys ``epsilon``, ``seed``, ``dataset``,
+``mechanism``, ``metrics``, ``limits``: those of ``conf/``) and returns its metrics (a
+:class:`JobResult`). Its own docstring is short: every stage, ``run_job`` included, is at most
+40 lines, docstring included (tests/test_pipeline.py).
+
+Learning: when the dataset has a target and ``metrics.models`` is not empty (or the
+mechanism learns the target itself, ``ldp_nb``), the data is first split (adult: its own
+test rows; otherwise ``metrics.test_size``, stratified and seeded), only the training
+part is published, the marginal metrics compare the release with the training part, and
+``accuracy_<model>`` / ``accuracy_<model>_baseline`` are measured on the untouched test
+part for every model the release gives (none for marginal estimates without a table).
+
+Raises
+------
+ConfigError
+    Naming the config key, before any work, if a value is out of range
+    (``epsilon=-1.0 is invalid: expected a finite number > 0``).
+dp2pub.limits.TooLarge
+    If the job would not fit in ``limits``.
+
+Examples
+--------
+>>> from dp2pub import run_job
+>>> cfg = {"epsilon": 4.0, "seed": 0, "dataset": {"name": "car"},
+...        "mechanism": {"name": "grr", "estimator": "norm_sub"}, "metrics": {"models": []}}
+>>> result = run_job(cfg)
+>>> {name: round(result.metrics[name], 3) for name in ("tvd_1way", "tvd_2way", "epsilon_spent")}
+{'tvd_1way': 0.05, 'tvd_2way': 0.465, 'epsilon_spent': 4.0}
+>>> run_job({**cfg, "epsilon": -1.0})
+Traceback (most recent call last):
+...
+dp2pub.validation.ConfigError: epsilon=-1.0 is invalid: expected a finite number > 0
 """
 
 from __future__ import annotations
@@ -58,8 +91,41 @@ class DatasetInfo:
 
 @dataclass
 class JobResult:
-    """Everything a job measured and produced; ``dataset`` describes the table it loaded
-    (before any train/test split)."""
+    """Everything a job measured and produced (what :func:`run_job` returns).
+
+    Parameters
+    ----------
+    metrics : dict
+        Metric name -> value: the marginal metrics (``tvd_1way``, ``mse_freq``, ...), the
+        utility metrics (``accuracy_<model>``), ``epsilon_spent``, the mechanism's own and
+        the wall times (``time_<phase>_s``).
+    per_attribute : pandas.DataFrame
+        One row per attribute: its TVD, ``mse_freq``, ``mse_count`` and ``mse_theory``.
+    ledger : pandas.DataFrame
+        The privacy ledger, one row per :class:`~dp2pub.mechanisms.accounting.Spend`.
+    published : Dataset or None
+        The published table, if the release is one.
+    artifacts : dict, optional
+        JSON-serializable objects a tracker logs as ``<name>.json``.
+    notes : list of str, optional
+        Lines a reader needs beside the numbers (:func:`result_notes`).
+    guarantee : str, optional
+        The privacy parameter of the run, ``epsilon=1.0`` or, for k-anonymity, ``k=10``.
+    dataset : DatasetInfo, optional
+        What was published from: the dataset as loaded, before any train/test split.
+
+    Examples
+    --------
+    >>> from dp2pub import JobResult, run_job
+    >>> result = run_job({"epsilon": 1.0, "seed": 0, "dataset": {"name": "car"},
+    ...                   "mechanism": {"name": "grr"}, "metrics": {"models": []}})
+    >>> isinstance(result, JobResult), result.guarantee, result.dataset.n
+    (True, 'epsilon=1.0', 1728)
+    >>> list(result.per_attribute["attribute"])
+    ['buying', 'maint', 'doors', 'persons', 'lug_boot', 'safety', 'class']
+    >>> result.metrics["epsilon_spent"], len(result.ledger)  # one ledger row per attribute
+    (1.0, 7)
+    """
 
     metrics: dict[str, float]
     per_attribute: pd.DataFrame
@@ -75,18 +141,17 @@ class JobResult:
 
 
 def run_job(cfg: Mapping) -> JobResult:
-    """Run the job described by ``cfg`` (keys ``epsilon``, ``seed``, ``dataset``,
-    ``mechanism``, ``metrics``, ``limits``) and return its metrics.
+    """Run the job of a resolved config mapping; :mod:`dp2pub.job` gives its stages and examples.
 
-    Learning: when the dataset has a target and ``metrics.models`` is not empty (or the
-    mechanism learns the target itself, ``ldp_nb``), the data is first split (adult: its own
-    test rows; otherwise ``metrics.test_size``, stratified and seeded), only the training
-    part is published, the marginal metrics compare the release with the training part, and
-    ``accuracy_<model>`` / ``accuracy_<model>_baseline`` are measured on the untouched test
-    part for every model the release gives (none for marginal estimates without a table).
+    Parameters
+    ----------
+    cfg : mapping
+        The keys of ``conf/``: ``epsilon``, ``seed``, ``dataset``, ``mechanism``, ``metrics``, ``limits``.
 
-    Raises ConfigError, naming the config key, before any work if a value is out of range,
-    and :class:`dp2pub.limits.TooLarge` if the job would not fit in ``limits``.
+    Returns
+    -------
+    JobResult
+        Its metrics, ledger and tables. Raises ConfigError, naming the key, before any work.
     """
     publisher = build_publisher(cfg["mechanism"])  # imports its module on first use: start-up, not the job
     start = time.perf_counter()

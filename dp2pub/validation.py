@@ -14,11 +14,28 @@ from typing import Annotated, Any
 
 #: The mark of :data:`InputPath`.
 INPUT_PATH = "dp2pub.input_path"
-#: The annotation of a builder's parameter that names a file or folder the job reads (a
-#: user's table, its domain file, a folder of hierarchies): the digest of what it names is
-#: part of the job's identity (:func:`dp2pub.plugins.path_parameters`). Written
-#: ``path: InputPath`` or ``InputPath | None``; to everything else it is a ``str``.
 InputPath = Annotated[str, INPUT_PATH]
+InputPath.__doc__ = """The annotation of a parameter that names a file or folder a job reads.
+
+A dataset builder's or publisher's parameter annotated ``path: InputPath`` (or
+``InputPath | None``) names a file or folder the job reads (a user's table, its domain file,
+a folder of hierarchies): the digest of what it names is part of the job's identity
+(:func:`dp2pub.plugins.path_parameters`). To everything else it is a ``str``
+(``Annotated[str, INPUT_PATH]``).
+
+Examples
+--------
+A plugin's builder marks the files it reads; dp2pub finds them by their annotation:
+
+>>> from dp2pub import InputPath
+>>> from dp2pub.plugins import path_parameters
+>>> def load_survey(path: InputPath, domain: InputPath | None = None, sep: str = ","):
+...     ...
+>>> sorted(path_parameters(load_survey))
+['domain', 'path']
+"""
+#: What doctest collects for :data:`InputPath`, which is no function or class.
+__test__ = {"InputPath": InputPath.__doc__}
 
 #: The most characters of a value an error line echoes (:func:`echo`): a 50,000-character
 #: value is named by its start and its length, not printed whole.
@@ -42,13 +59,41 @@ def echo(value: Any) -> str:
 
 
 class ConfigError(ValueError):
-    """A parameter is outside its allowed range. Its message echoes the value shortened to
-    :data:`ECHO_LIMIT` characters (:func:`echo`).
+    """A parameter is outside its allowed range.
 
-    Attributes:
-        key: the parameter or config key (``epsilon``, ``dataset.k_min``).
-        value: the offending value, as given.
-        allowed: a human description of the allowed values.
+    Its message, ``<key>=<value> is invalid: expected <allowed>``, echoes the value shortened
+    to :data:`ECHO_LIMIT` characters (:func:`echo`). Library functions raise it with the bare
+    parameter name; the configuration layer re-raises it under the full config key
+    (:meth:`under`). It is a :class:`ValueError`.
+
+    Parameters
+    ----------
+    key : str
+        The parameter or config key (``epsilon``, ``dataset.k_min``).
+    value : object
+        The offending value, as given.
+    allowed : str
+        A human description of the allowed values.
+
+    Attributes
+    ----------
+    key : str
+        The parameter or config key.
+    value : object
+        The offending value, as given.
+    allowed : str
+        The description of the allowed values.
+
+    Examples
+    --------
+    >>> from dp2pub import GRR, ConfigError
+    >>> try:
+    ...     GRR(epsilon=-1.0, k=4)
+    ... except ConfigError as error:
+    ...     print(error)
+    ...     print(error.under("mechanism").key)
+    epsilon=-1.0 is invalid: expected a finite number > 0
+    mechanism.epsilon
     """
 
     def __init__(self, key: str, value: Any, allowed: str) -> None:
@@ -56,7 +101,18 @@ class ConfigError(ValueError):
         super().__init__(f"{key}={echo(value)} is invalid: expected {allowed}")
 
     def under(self, prefix: str) -> ConfigError:
-        """The same error, its key prefixed by a config path such as ``dataset``."""
+        """The same error, its key prefixed by a config path such as ``dataset``.
+
+        Parameters
+        ----------
+        prefix : str
+            The config path of the parameter's section (``dataset``, ``mechanism``).
+
+        Returns
+        -------
+        ConfigError
+            A new error whose key is ``<prefix>.<key>``.
+        """
         return ConfigError(f"{prefix}.{self.key}", self.value, self.allowed)
 
 

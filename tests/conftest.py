@@ -18,6 +18,7 @@ from pathlib import Path
 
 import mlflow
 import pytest
+from _pytest.doctest import DoctestModule
 from hydra import compose, initialize_config_dir
 
 from dp2pub.services import MlflowServer, Postgres, local_ray, missing_postgres, postgres_bin
@@ -256,6 +257,15 @@ def ray_launcher() -> Iterator[tuple[list[str], dict[str, str]]]:
 #: worker, a Ray cluster per test): their tests run in one xdist worker (make test: -n auto
 #: --dist loadgroup), one after the other, while the other workers take the rest.
 SERVICE_FIXTURES = {"postgres", "pg_mlflow_server", "ray_launcher", "ray_folder"}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Iterator[list[pytest.Collector]]:
+    """The suite's own files are collected as tests, not as doctest modules: ``--doctest-modules``
+    (pyproject's addopts) is for dp2pub's docstrings, and would import every helper module here
+    at collection (tests/warm_cli.py imports the command line and MLflow's store)."""
+    collected = yield
+    return [collector for collector in collected if not isinstance(collector, DoctestModule)]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

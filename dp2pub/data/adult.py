@@ -254,20 +254,59 @@ def load_adult(
     download: bool = False,
     url_base: str = UCI_URL["adult"],
 ) -> Dataset:
-    """UCI Adult as a Dataset of 45222 records over 14 attributes, target ``income``, with
-    ``is_test`` marking the 15060 records of adult.test.
+    """UCI Adult as a Dataset of 45222 records over 14 attributes, target ``income``.
 
-    Args:
-        data_dir: a directory holding your own adult.data and adult.test (plain or .gz);
-            None: DP2PUB_DATA_DIR if set, else the copies packaged with dp2pub
-            (see :func:`dp2pub.data.files.open_data_files`).
-        cache_dir: where ``download`` puts the files (``<cache_dir>/uci``).
-        verify_checksum: refuse files whose SHA-256 differ from the UCI originals (the
-            packaged copies are always checked).
-        download: fetch the files from ``url_base`` into ``<cache_dir>/uci`` (reused when
-            fetched from the same URL before) and read them, whatever ``data_dir`` or
-            DP2PUB_DATA_DIR say; a URL that cannot be read fails, naming it.
-        url_base: the archive folder to download from (http://, https://, ftp:// or file://).
+    adult.data and adult.test are concatenated, train rows first, and ``is_test`` marks the
+    15060 records of adult.test; rows with a missing value are dropped, ``fnlwgt`` is
+    dropped, and the continuous attributes are cut into fixed bins (see the module docstring
+    for the preparation, as in the PrivBayes [2]_ and LoPub literature).
+
+    Parameters
+    ----------
+    data_dir : str or pathlib.Path, optional
+        A directory holding your own adult.data and adult.test (plain or .gz); None:
+        DP2PUB_DATA_DIR if set, else the copies packaged with dp2pub (see
+        :func:`dp2pub.data.files.open_data_files`).
+    cache_dir : str or pathlib.Path, optional
+        Where ``download`` puts the files (``<cache_dir>/uci``).
+    verify_checksum : bool, optional
+        Refuse files whose SHA-256 differ from the UCI originals (default True; the packaged
+        copies are always checked).
+    download : bool, optional
+        Fetch the files from ``url_base`` into ``<cache_dir>/uci`` (reused when fetched from
+        the same URL before) and read them, whatever ``data_dir`` or DP2PUB_DATA_DIR say; a
+        URL that cannot be read fails, naming it (default False).
+    url_base : str, optional
+        The archive folder to download from (http://, https://, ftp:// or file://).
+
+    Returns
+    -------
+    Dataset
+        The table, named ``adult``, target ``income`` (code 1: ``>50K``), with ``is_test``.
+
+    Raises
+    ------
+    DataFileError
+        Naming the file and line of a malformed record, or a file whose checksum or record
+        count differs from the original.
+
+    References
+    ----------
+    .. [1] B. Becker, R. Kohavi, *Adult*, UCI Machine Learning Repository, 1996,
+       doi:10.24432/C5XW20; R. Kohavi, "Scaling Up the Accuracy of Naive-Bayes Classifiers:
+       a Decision-Tree Hybrid", KDD 1996.
+    .. [2] J. Zhang, G. Cormode, C. M. Procopiuc, D. Srivastava, X. Xiao, "PrivBayes: Private
+       Data Release via Bayesian Networks", SIGMOD 2014 / ACM TODS 2017.
+
+    Examples
+    --------
+    >>> from dp2pub import load_adult
+    >>> adult = load_adult()
+    >>> adult.n, adult.d, adult.target, int(adult.is_test.sum())
+    (45222, 14, 'income', 15060)
+    >>> train, test = adult.train_test()
+    >>> train.n, test.n
+    (30162, 15060)
     """
     verify_checksum = check_bool(verify_checksum, "verify_checksum")
     download = check_bool(download, "download")

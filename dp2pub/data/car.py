@@ -51,16 +51,54 @@ def load_car(
 ) -> Dataset:
     """UCI Car Evaluation as a Dataset of 1728 records over 7 attributes, target ``class``.
 
-    Args:
-        data_dir: a directory holding your own ``car.data`` (plain or .gz); None:
-            DP2PUB_DATA_DIR if set, else the copy packaged with dp2pub
-            (see :func:`dp2pub.data.files.open_data_files`).
-        cache_dir: where ``download`` puts the file (``<cache_dir>/uci``).
-        verify_checksum: refuse a file whose SHA-256 differs from the UCI original (the
-            packaged copy is always checked).
-        download: fetch ``car.data`` from ``url_base`` into ``<cache_dir>/uci`` (reused
-            when fetched from the same URL before) and read it, whatever ``data_dir`` or
-            DP2PUB_DATA_DIR say; a URL that cannot be read fails, naming it.
-        url_base: the archive folder to download from (http://, https://, ftp:// or file://).
+    The records cover the feature space completely (4*4*4*3*3*3 = 1728). Domains and their
+    order are those of ``car.names``; every attribute is ordinal in that order. Labels are
+    the data file's spelling (``vhigh``, ``5more``, ``vgood``).
+
+    Parameters
+    ----------
+    data_dir : str or pathlib.Path, optional
+        A directory holding your own ``car.data`` (plain or .gz); None: DP2PUB_DATA_DIR if
+        set, else the copy packaged with dp2pub (see
+        :func:`dp2pub.data.files.open_data_files`).
+    cache_dir : str or pathlib.Path, optional
+        Where ``download`` puts the file (``<cache_dir>/uci``).
+    verify_checksum : bool, optional
+        Refuse a file whose SHA-256 differs from the UCI original (default True; the
+        packaged copy is always checked).
+    download : bool, optional
+        Fetch ``car.data`` from ``url_base`` into ``<cache_dir>/uci`` (reused when fetched
+        from the same URL before) and read it, whatever ``data_dir`` or DP2PUB_DATA_DIR say;
+        a URL that cannot be read fails, naming it (default False).
+    url_base : str, optional
+        The archive folder to download from (http://, https://, ftp:// or file://).
+
+    Returns
+    -------
+    Dataset
+        The table, named ``car``, target ``class``.
+
+    Raises
+    ------
+    DataFileError
+        Naming the file and line of a wrong field count or unknown category, or a file whose
+        checksum differs.
+
+    References
+    ----------
+    .. [1] M. Bohanec, *Car Evaluation*, UCI Machine Learning Repository, 1997,
+       doi:10.24432/C5JP48.
+    .. [2] M. Bohanec, V. Rajkovic, "Knowledge acquisition and explanation for
+       multi-attribute decision making", 8th Intl Workshop on Expert Systems and their
+       Applications, Avignon, 1988.
+
+    Examples
+    --------
+    >>> from dp2pub import load_car
+    >>> car = load_car()
+    >>> car.n, car.d, car.target
+    (1728, 7, 'class')
+    >>> car.domain.labels[car.target_column]
+    ('unacc', 'acc', 'good', 'vgood')
     """
     return CAR.load(data_dir, verify_checksum, download=download, url_base=url_base, cache_dir=cache_dir)

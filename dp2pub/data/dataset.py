@@ -31,18 +31,52 @@ def table_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class Dataset:
-    """``codes[i, j]`` is the code of user ``i``'s value of attribute ``j``.
+    """A categorical table: ``codes[i, j]`` is the code of user ``i``'s value of attribute ``j``.
 
-    Attributes:
-        codes: (n, d) array of non-negative integer codes, each below its domain size.
-        domain: names and labels of the d attributes.
-        target: name of the class attribute for learning tasks, if any.
-        name: a short name for logs.
-        is_test: optional boolean array of length n, true for the records of a held-out test
-            part (adult: the rows read from adult.test); None when the data has no split.
-        notes: what a reader of results from this table must know, one line each (a user's
-            table whose domains were read from the data); kept by every derived table and
-            carried into the job's notes. Not part of :meth:`fingerprint`.
+    The codes are stored column-major (each attribute's codes contiguous, as the per-column
+    mechanisms read them).
+
+    Parameters
+    ----------
+    codes : numpy.ndarray
+        (n, d) array of non-negative integer codes, each below its domain size; n >= 1.
+    domain : Domain
+        Names and labels of the d attributes.
+    target : str, optional
+        Name of the class attribute for learning tasks, if any.
+    name : str, optional
+        A short name for logs (default ``table``).
+    is_test : numpy.ndarray, optional
+        Boolean array of length n, true for the records of a held-out test part (adult: the
+        rows read from adult.test); None when the data has no split.
+    notes : tuple of str, optional
+        What a reader of results from this table must know, one line each (a user's table
+        whose domains were read from the data); kept by every derived table and carried into
+        the job's notes. Not part of :meth:`fingerprint`.
+
+    Raises
+    ------
+    ValueError
+        If ``codes`` is not a non-empty (n, d) integer array within the domain
+        (``attribute 'sex' has codes outside 0..1``), or ``is_test`` is not a boolean array of
+        length n.
+    KeyError
+        If ``target`` is not an attribute.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import Dataset, Domain
+    >>> domain = Domain(("age", "sex"), (("young", "old"), ("f", "m")))
+    >>> data = Dataset(np.array([[0, 1], [1, 0], [1, 1]]), domain, target="sex", name="toy")
+    >>> data.n, data.d, data.target_column
+    (3, 2, 1)
+    >>> print(data.one_way_counts(0), data.column("sex"))
+    [1 2] [1 0 1]
+    >>> Dataset(np.array([[0, 2]]), domain)
+    Traceback (most recent call last):
+    ...
+    ValueError: attribute 'sex' has codes outside 0..1
     """
 
     codes: np.ndarray

@@ -12,9 +12,37 @@ class Domain:
     """Attribute names and, per attribute, its ordered category labels.
 
     Values of attribute ``j`` are integer codes ``0 .. sizes[j]-1``; ``labels[j][c]`` is the
-    label of code ``c``. Labels appear only at input and output. ``ordinal`` names the
-    attributes whose codes are in the order of their values (bins, grades), which distances
-    such as t-closeness's ordered EMD rely on; the others are unordered categories.
+    label of code ``c``. Labels appear only at input and output.
+
+    Parameters
+    ----------
+    names : tuple of str
+        The attribute names, unique.
+    labels : tuple of tuple of str
+        Per attribute, the labels of its codes in order (at least one).
+    ordinal : tuple of str, optional
+        The attributes whose codes are in the order of their values (bins, grades), which
+        distances such as t-closeness's ordered EMD rely on; the others are unordered
+        categories (default: none).
+
+    Raises
+    ------
+    ValueError
+        If names and label lists differ in number, a name repeats, an attribute has no label,
+        or ``ordinal`` names an unknown attribute.
+
+    Examples
+    --------
+    >>> from dp2pub import Domain
+    >>> domain = Domain(("age", "sex"), (("young", "old"), ("f", "m")), ordinal=("age",))
+    >>> domain.sizes, len(domain), domain.index("sex")
+    (array([2, 2]), 2, 1)
+    >>> Domain.from_sizes([2, 3]).labels
+    (('0', '1'), ('0', '1', '2'))
+    >>> domain.index("income")
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown attribute 'income'; attributes are ['age', 'sex']"
     """
 
     names: tuple[str, ...]

@@ -18,7 +18,35 @@ def joint_codes(codes: np.ndarray, sizes: np.ndarray | Sequence[int]) -> np.ndar
 
 
 def marginal_counts(codes: np.ndarray, sizes: np.ndarray | Sequence[int]) -> np.ndarray:
-    """Counts of every combination of the columns of ``codes``, as an array of shape ``sizes``."""
+    """Counts of every combination of the columns of ``codes`` (their joint marginal).
+
+    Rows are turned into mixed-radix codes (:func:`joint_codes`) and counted by one
+    ``bincount``.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray
+        (n, m) integer codes, column j in ``0 .. sizes[j]-1``.
+    sizes : sequence of int
+        The domain size of each of the m columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        The int64 counts, an array of shape ``sizes`` (``counts[a, b]``: rows with ``a`` in
+        the first column and ``b`` in the second).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import load_car, marginal_counts
+    >>> car = load_car()
+    >>> columns = [car.domain.index("safety"), car.domain.index("class")]
+    >>> print(marginal_counts(car.codes[:, columns], car.domain.sizes[columns]))
+    [[576   0   0   0]
+     [357 180  39   0]
+     [277 204  30  65]]
+    """
     shape = tuple(int(s) for s in sizes)
     flat = np.bincount(joint_codes(codes, shape), minlength=math.prod(shape))
     return flat.reshape(shape)

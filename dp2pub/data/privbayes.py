@@ -79,16 +79,55 @@ def load_privbayes(
 ) -> Dataset:
     """One PrivBayes benchmark table as a Dataset (:data:`SHAPES` gives its size).
 
-    Args:
-        table: ``nltcs``, ``acs``, ``br2000`` or ``adult``.
-        data_dir: a directory holding your own ``privbayes/`` files (plain or .gz); None:
-            DP2PUB_DATA_DIR if set, else the copies packaged with dp2pub.
-        verify_checksum: refuse files whose SHA-256 differ from the distributed ones (the
-            packaged copies are always checked).
+    The four tables on which PrivBayes [1]_, PrivMRF [2]_ and DP2-Pub [3]_ report their
+    experiments, already discretized and integer-coded, as the PrivMRF repository distributes
+    them. Only Adult's attribute names are known; the other tables' attributes are named
+    ``a0, a1, ...``.
 
-    Raises:
-        ConfigError: for an unknown ``table``.
-        DataFileError: naming the file and line of a bad header, field count or code.
+    Parameters
+    ----------
+    table : str
+        ``nltcs``, ``acs``, ``br2000`` or ``adult``.
+    data_dir : str or pathlib.Path, optional
+        A directory holding your own ``privbayes/`` files (plain or .gz); None:
+        DP2PUB_DATA_DIR if set, else the copies packaged with dp2pub.
+    verify_checksum : bool, optional
+        Refuse files whose SHA-256 differ from the distributed ones (default True; the
+        packaged copies are always checked).
+
+    Returns
+    -------
+    Dataset
+        The table, named ``table`` (``adult15`` for Adult, target ``income``).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown ``table`` (``table='x' is invalid: expected one of nltcs, acs,
+        br2000, adult``).
+    DataFileError
+        Naming the file and line of a bad header, field count or code.
+
+    References
+    ----------
+    .. [1] J. Zhang, G. Cormode, C. M. Procopiuc, D. Srivastava, X. Xiao, "PrivBayes: Private
+       Data Release via Bayesian Networks", SIGMOD 2014.
+    .. [2] K. Cai, X. Lei, J. Wei, X. Xiao, "Data Synthesis via Differentially Private Markov
+       Random Fields", VLDB 2021.
+    .. [3] H. Jiang, H. Yu, X. Cheng, J. Pei, R. Pless, J. Yu, "DP2-Pub: Differentially
+       Private High-Dimensional Data Publication with Invariant Post Randomization", IEEE
+       TKDE 2023.
+
+    Examples
+    --------
+    >>> from dp2pub import load_privbayes
+    >>> nltcs = load_privbayes("nltcs")
+    >>> nltcs.name, nltcs.n, nltcs.d, nltcs.domain.names[:3]
+    ('nltcs', 21574, 16, ('a0', 'a1', 'a2'))
+    >>> load_privbayes("census")
+    Traceback (most recent call last):
+    ...
+    dp2pub.validation.ConfigError: table='census' is invalid: expected one of nltcs, acs, br2000, adult
     """
     if table not in SHAPES:
         raise ConfigError("table", table, "one of " + ", ".join(SHAPES))

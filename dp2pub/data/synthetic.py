@@ -34,10 +34,48 @@ def table_shape(n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator
 
 
 def make_synthetic(*, n: int, d: int, k_min: int, k_max: int, rng: np.random.Generator) -> Dataset:
-    """Draw ``n`` records over ``d`` attributes.
+    """Draw a table of independent, uniformly distributed attributes.
 
     Each attribute's domain size is drawn uniformly from ``[k_min, k_max]``; each value is
-    drawn uniformly from its domain, independently of everything else.
+    drawn uniformly from its domain, independently of everything else. Attributes are named
+    ``a0 .. a{d-1}``. On this data every marginal is uniform, so no marginal metric of GRR can
+    depend on epsilon (:func:`make_synthetic_bn` draws correlated tables).
+
+    Parameters
+    ----------
+    n : int
+        The number of records, >= 1.
+    d : int
+        The number of attributes, >= 1.
+    k_min, k_max : int
+        The range of the domain sizes, ``2 <= k_min <= k_max``.
+    rng : numpy.random.Generator
+        The source of the domain sizes and the values.
+
+    Returns
+    -------
+    Dataset
+        The table, named ``synthetic``, codes of the smallest unsigned dtype.
+
+    Raises
+    ------
+    ConfigError
+        Naming the bare key of a value out of range (``k_min=6 is invalid: expected an
+        integer <= k_max=5``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import make_synthetic
+    >>> data = make_synthetic(n=1000, d=3, k_min=2, k_max=5, rng=np.random.default_rng(0))
+    >>> data.n, data.domain.names, data.codes.dtype
+    (1000, ('a0', 'a1', 'a2'), dtype('uint8'))
+    >>> print(data.domain.sizes)
+    [5 4 4]
+    >>> make_synthetic(n=10, d=3, k_min=6, k_max=5, rng=np.random.default_rng(0))
+    Traceback (most recent call last):
+    ...
+    dp2pub.validation.ConfigError: k_min=6 is invalid: expected an integer <= k_max=5
     """
     n, sizes = table_shape(n, d, k_min, k_max, rng)
     codes = np.empty((n, len(sizes)), dtype=code_dtype(sizes.max()), order="F")

@@ -35,16 +35,51 @@ ADD_REMOVE = "add/remove"
 
 @dataclass(frozen=True)
 class Spend:
-    """One item of a privacy ledger: ``epsilon`` spent in ``phase`` (``perturb``,
-    ``structure``, ``report``, ...) on ``attribute`` by the users of group ``users``
-    (:data:`ALL_USERS`, or the name of one of disjoint groups of users). ``epsilon = inf``
-    records a query answered on the true data without noise (no finite guarantee).
+    """One item of a privacy ledger: ``epsilon`` spent in a phase on an attribute by a group.
 
-    An item of a zCDP mechanism spends ``rho`` instead (its ``epsilon`` 0), converted at
-    ``delta`` once the ledger's rho's are added up. ``neighbours`` names the neighbouring
-    tables a central guarantee is for (``replace-one``: n fixed and public; ``add/remove``:
-    one record more or less); empty for a local one, which holds for any two values of one
-    user's record.
+    ``epsilon = inf`` records a query answered on the true data without noise (no finite
+    guarantee). An item of a zCDP mechanism spends ``rho`` instead (its ``epsilon`` 0),
+    converted at ``delta`` once the ledger's rho's are added up (:func:`epsilon_spent`).
+
+    Parameters
+    ----------
+    phase : str
+        What the budget was spent on: ``perturb``, ``structure``, ``report``, ...
+    attribute : str
+        The attribute (or a description of the items) the budget was spent on.
+    epsilon : float
+        The pure epsilon spent, >= 0 (``inf``: no bound; 0 for a zCDP item).
+    users : str, optional
+        :data:`ALL_USERS` (``"all"``, default), or the name of one of disjoint groups of
+        users who alone pay this item (composed in parallel).
+    rho : float, optional
+        The rho-zCDP spent (finite, >= 0; default 0).
+    delta : float, optional
+        The delta in [0, 1) at which a zCDP item's rho converts to epsilon (> 0 when ``rho``
+        is).
+    neighbours : str, optional
+        The neighbouring tables a central guarantee is for (:data:`REPLACE_ONE`:
+        ``replace-one``, n fixed and public; :data:`ADD_REMOVE`: ``add/remove``, one record
+        more or less); empty (default) for a local one, which holds for any two values of
+        one user's record.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is negative or NaN (``a ledger item spends an epsilon >= 0 ...``), if
+        ``rho`` or ``delta`` is out of range, or if an item spending ``rho > 0`` has no
+        ``delta > 0`` or a non-zero ``epsilon``.
+
+    Examples
+    --------
+    >>> from dp2pub import Spend
+    >>> Spend("perturb", "age", 0.5)
+    Spend(phase='perturb', attribute='age', epsilon=0.5, users='all', rho=0.0, delta=0.0, neighbours='')
+    >>> try:
+    ...     Spend("perturb", "age", -1.0)
+    ... except ValueError as error:
+    ...     print(error)
+    a ledger item spends an epsilon >= 0 (inf: no bound), not -1.0 (perturb, age)
     """
 
     phase: str
@@ -66,15 +101,44 @@ class Spend:
 
 
 def epsilon_spent(ledger: Sequence[Spend]) -> float | None:
-    """The per-user privacy cost of ``ledger``, or None for an empty ledger (no budget used).
+    """The per-user privacy cost of a ledger.
 
     A user pays the items of every user plus those of their own group (sequential
     composition); the cost is the largest over the disjoint groups (parallel composition).
     Sums are exact (``math.fsum``), so shares from :func:`fit_shares` never exceed the budget.
-    A user's rho's (zCDP items) add up exactly and convert at the ledger's one delta.
+    A user's rho's (zCDP items) add up exactly and convert at the ledger's one delta
+    (:func:`dp2pub.mechanisms.zcdp.zcdp_epsilon`).
 
-    Raises:
-        ValueError: if the zCDP items name different deltas.
+    Parameters
+    ----------
+    ledger : sequence of Spend
+        The items spent (:attr:`dp2pub.publish.base.Outcome.ledger`).
+
+    Returns
+    -------
+    float or None
+        The epsilon a user pays at most, or None for an empty ledger (no budget used).
+
+    Raises
+    ------
+    ValueError
+        If the zCDP items name different deltas (``the zCDP items of one ledger convert at
+        one delta, not [...]``).
+
+    Examples
+    --------
+    Every user pays the structure phase; two disjoint groups each pay one report:
+
+    >>> from dp2pub import Spend, epsilon_spent
+    >>> ledger = [
+    ...     Spend("structure", "network", 0.2),
+    ...     Spend("report", "age", 1.0, users="group 1"),
+    ...     Spend("report", "sex", 1.0, users="group 2"),
+    ... ]
+    >>> epsilon_spent(ledger)
+    1.2
+    >>> epsilon_spent([]) is None
+    True
     """
     if not ledger:
         return None
@@ -112,8 +176,37 @@ def fit_shares(shares: Sequence[float], epsilon: float, spent: Sequence[float] =
 
 
 def split_budget(epsilon: float, parts: int) -> float:
-    """The share of each of ``parts`` equal uses of ``epsilon`` (``epsilon / parts``, lowered
-    so that ``parts`` of them sum to at most ``epsilon``)."""
+    """The share of each of ``parts`` equal uses of a budget, never summing above it.
+
+    ``epsilon / parts`` is rounded to the nearest float, up as often as down, so ``parts``
+    such shares can add up to a hair more than ``epsilon``; the share is lowered by a few
+    units in the last place until their exact sum (``math.fsum``) is at most ``epsilon``
+    (:func:`fit_shares`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget to split.
+    parts : int
+        The number of equal uses, >= 1.
+
+    Returns
+    -------
+    float
+        The share of one use.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dp2pub import split_budget
+    >>> math.fsum([1e-5 / 10] * 10)  # the rounded quotient overspends
+    1.0000000000000003e-05
+    >>> share = split_budget(1e-5, 10)
+    >>> math.fsum([share] * 10) <= 1e-5
+    True
+    >>> split_budget(1.0, 4)
+    0.25
+    """
     return fit_shares([epsilon / parts] * parts, epsilon)[0]
 
 

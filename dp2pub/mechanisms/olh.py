@@ -29,7 +29,55 @@ MAX_BUCKETS = 1 << 30
 
 
 class OLH(FrequencyOracle):
-    """Optimized local hashing for one attribute with domain ``0 .. k-1``."""
+    """Optimized local hashing, OLH, for one attribute with domain ``0 .. k-1``.
+
+    Each user draws a hash function ``h`` from a universal family mapping the domain to
+    ``g = round(e^eps) + 1`` buckets (at most ``2^30 + 1``, :data:`MAX_BUCKETS`) and reports
+    ``(h, GRR_g(h(x)))``, where GRR over the g buckets keeps ``h(x)`` with probability
+    ``p = e^eps / (e^eps + g - 1)``. A report supports every value v with ``h(v) = y``:
+    ``p* = p`` and ``q* = 1/g`` ([1]_, section 4.4). The family is
+    ``h_{a,b}(v) = ((a v + b) mod P) mod g`` with ``P = 2^31 - 1``; reports are int64 rows
+    ``(a, b, y)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one report, a finite number > 0.
+    k : int
+        The domain size, >= 2.
+
+    Attributes
+    ----------
+    g : int
+        The number of hash buckets.
+    bucket : GRR
+        The randomized response over the buckets.
+
+    Raises
+    ------
+    ConfigError
+        For an ``epsilon`` or ``k`` out of range.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OLH
+    >>> oracle = OLH(epsilon=2.0, k=4)
+    >>> oracle.g, round(oracle.p_star, 4), oracle.q_star
+    (8, 0.5135, 0.125)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=[0.5, 0.3, 0.15, 0.05])
+    >>> reports = oracle.perturb(values, rng)
+    >>> reports.shape, reports.dtype
+    ((20000, 3), dtype('int64'))
+    >>> print(oracle.estimate(reports, "norm_sub").round(2))
+    [0.5  0.3  0.15 0.04]
+    """
 
     name = "olh"
 
@@ -80,7 +128,21 @@ class OLH(FrequencyOracle):
         return 32 * chunk_rows(n, k) * k + 8 * k
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Reports ``(a, b, y)``: a fresh hash per user, then GRR over the g buckets."""
+        """Reports ``(a, b, y)``: a fresh hash per user, then GRR over the g buckets.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One column of codes in ``0 .. k-1``, one per user.
+        rng : numpy.random.Generator
+            The source of the users' hashes and randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            An (n, 3) int64 array of rows ``(a, b, y)``: the hash parameters and the
+            perturbed bucket.
+        """
         values = self.check_values(values).astype(np.int64)
         a = rng.integers(1, PRIME, size=values.size, dtype=np.int64)
         b = rng.integers(0, PRIME, size=values.size, dtype=np.int64)
@@ -93,8 +155,25 @@ class OLH(FrequencyOracle):
         return (self.hash(a, b, np.arange(self.k, dtype=np.int64)[None, :]) == y).astype(np.uint8)
 
     def transition_matrix(self, hashes: np.ndarray | None = None) -> np.ndarray:
-        """``P[x, (h, y)]`` for a uniform choice among the given ``(a, b)`` hash parameters
-        (default: 16 fixed ones), outputs ordered by hash then bucket."""
+        """The channel ``P[x, (h, y)]`` for a uniform choice among given hash functions.
+
+        Parameters
+        ----------
+        hashes : numpy.ndarray, optional
+            (H, 2) ``(a, b)`` hash parameters, chosen uniformly (default: 16 fixed ones).
+
+        Returns
+        -------
+        numpy.ndarray
+            A (k, H g) matrix, outputs ordered by hash then bucket.
+
+        Examples
+        --------
+        >>> from dp2pub import OLH, satisfies_ldp
+        >>> channel = OLH(epsilon=1.0, k=5).transition_matrix()
+        >>> channel.shape, satisfies_ldp(channel, 1.0)
+        ((5, 64), True)
+        """
         if hashes is None:
             hashes = np.array([(a, b) for a in (1, 2, 3, 5, 7, 11, 13, 17) for b in (0, 1)])
         values = np.arange(self.k, dtype=np.int64)

@@ -27,9 +27,55 @@ from dp2pub.validation import ConfigError, check_choice, check_epsilon, check_in
 class FrequencyOracle(ABC):
     """An epsilon-LDP frequency oracle for one attribute with domain ``0 .. k-1``.
 
-    Subclasses implement the client side (:meth:`perturb`), the support of a chunk of
-    reports (:meth:`support`), the support probabilities (:attr:`p_star`, :attr:`q_star`),
-    the likelihood ratio :attr:`ratio` and the exact channel (:meth:`transition_matrix`).
+    A *pure* protocol: each report ``y`` supports a set of values, the true value with
+    probability ``p*`` and any other with probability ``q*`` ([1]_). Every user's report
+    gives the linear unbiased vector ``(S - q*) / (p* - q*)`` of their one-hot value, and the
+    population estimate is their mean, ``(C - n q*) / (n (p* - q*))`` (:meth:`estimate`).
+    Subclasses (:class:`~dp2pub.mechanisms.grr.GRR`, :class:`~dp2pub.mechanisms.unary.SUE`,
+    :class:`~dp2pub.mechanisms.unary.OUE`, :class:`~dp2pub.mechanisms.olh.OLH`,
+    :class:`~dp2pub.mechanisms.rappor.RAPPOR`) implement the client side (:meth:`perturb`),
+    the support of a chunk of reports (:meth:`support`), the support probabilities
+    (:attr:`p_star`, :attr:`q_star`), the likelihood ratio :attr:`ratio` and the exact
+    channel (:meth:`transition_matrix`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget of one report, a finite number > 0.
+    k : int
+        The domain size, >= 2.
+
+    Attributes
+    ----------
+    epsilon : float
+        The budget, as checked.
+    k : int
+        The domain size.
+
+    Raises
+    ------
+    ConfigError
+        If ``epsilon`` is not a finite number > 0 (``epsilon=0 is invalid: expected a
+        finite number > 0``) or ``k`` not an integer >= 2.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 3 (pure protocols).
+
+    Examples
+    --------
+    Every oracle has the same interface; the variances of their estimates for 10,000 users
+    at epsilon 1 over 16 values (:meth:`variance`):
+
+    >>> from dp2pub import GRR, OLH, OUE, SUE, FrequencyOracle
+    >>> for kind in (GRR, SUE, OUE, OLH):
+    ...     oracle = kind(epsilon=1.0, k=16)
+    ...     print(oracle.name, isinstance(oracle, FrequencyOracle), f"{oracle.variance(10_000):.2e}")
+    grr True 5.66e-04
+    sue True 3.92e-04
+    oue True 3.68e-04
+    olh True 3.69e-04
     """
 
     name: ClassVar[str] = "oracle"
@@ -85,7 +131,26 @@ class FrequencyOracle(ABC):
     # ----- client side
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Perturb a whole column of values; the first axis of the result indexes users."""
+        """Perturb a whole column of values, one report per user (the client side).
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One column of codes in ``0 .. k-1``, one per user.
+        rng : numpy.random.Generator
+            The source of the users' randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports; the first axis indexes users (GRR: codes; unary encoding and
+            RAPPOR: packed bits; OLH: ``(a, b, y)`` rows).
+
+        Raises
+        ------
+        ConfigError
+            Naming a value outside the domain (``value=7 is invalid: expected a code in 0..3``).
+        """
 
     def check_values(self, values: np.ndarray) -> np.ndarray:
         """Return ``values`` as an array, or raise ConfigError naming a value outside the domain."""
@@ -146,12 +211,45 @@ class FrequencyOracle(ABC):
         return np.power(self.ratio, self.support(reports).astype(np.float64))
 
     def estimate(self, reports: np.ndarray, estimator: str = "unbiased", trace: IBUTrace | None = None) -> np.ndarray:
-        """Estimated frequencies of the k values.
+        """Estimated frequencies of the k values from the users' reports (the server side).
 
-        ``none``: the raw support fractions ``C / n``; ``unbiased``:
-        ``(C - n q*) / (n (p* - q*))``; ``clip`` / ``norm_sub``: that, post-processed;
-        ``ibu``: iterative Bayesian update (:func:`dp2pub.mechanisms.ibu.ibu`), its iterations
-        recorded in ``trace``.
+        Parameters
+        ----------
+        reports : numpy.ndarray
+            What :meth:`perturb` returned, at least one report.
+        estimator : str, optional
+            ``none``: the raw support fractions ``C / n``; ``unbiased`` (default):
+            ``(C - n q*) / (n (p* - q*))`` ([1]_, section 3); ``clip`` / ``norm_sub``: that,
+            post-processed (:func:`~dp2pub.mechanisms.estimators.postprocess`); ``ibu``:
+            iterative Bayesian update (:func:`dp2pub.mechanisms.ibu.ibu`).
+        trace : IBUTrace, optional
+            Where ``ibu`` records its iterations.
+
+        Returns
+        -------
+        numpy.ndarray
+            The k estimated frequencies, float64 (``unbiased``: may be negative).
+
+        Raises
+        ------
+        ConfigError
+            For an unknown ``estimator`` or no report.
+
+        References
+        ----------
+        .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols
+           for Frequency Estimation", USENIX Security 2017.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dp2pub import GRR
+        >>> rng = np.random.default_rng(0)
+        >>> values = rng.choice(4, size=20_000, p=[0.5, 0.3, 0.15, 0.05])
+        >>> oracle = GRR(epsilon=2.0, k=4)
+        >>> reports = oracle.perturb(values, rng)
+        >>> print(oracle.estimate(reports, "norm_sub").round(2))
+        [0.49 0.31 0.15 0.05]
         """
         check_choice(estimator, "estimator", ESTIMATORS)
         n = self.n_reports(reports)
@@ -222,8 +320,16 @@ class FrequencyOracle(ABC):
 
     @abstractmethod
     def transition_matrix(self) -> np.ndarray:
-        """Exact ``P[x, y] = Pr[report y | value x]`` over an enumerated output space
-        (small domains only; used by privacy audits)."""
+        """The exact channel ``P[x, y] = Pr[report y | value x]``, for privacy audits.
+
+        The output space is enumerated, so only small domains are supported.
+
+        Returns
+        -------
+        numpy.ndarray
+            A (k, number of outputs) float64 matrix whose rows sum to one
+            (:func:`dp2pub.audit.privacy_loss` reads it).
+        """
 
     @property
     def epsilon_promised(self) -> float:

@@ -39,14 +39,79 @@ GUARANTEES = ("permanent", "one_report")
 class RAPPOR(FrequencyOracle):
     """Basic one-time RAPPOR with Bloom filter, PRR and optional IRR.
 
-    Args:
-        epsilon: the budget that ``guarantee`` must meet.
-        k: domain size.
-        num_bits, num_hashes: Bloom filter size m and hash count h.
-        f: PRR noise; None derives the largest-utility f that meets the budget.
-        p, q: IRR probabilities (both None: no IRR, the PRR bits are reported).
-        guarantee: ``permanent`` (eps_inf <= epsilon) or ``one_report`` (eps_1 <= epsilon).
-        hash_seed: seed of the public Bloom hash functions.
+    A value ``v`` is hashed into a Bloom filter ``B(v)`` of ``num_bits`` bits with
+    ``num_hashes`` public hash functions. The permanent randomized response (PRR) sets each
+    bit to 1 with probability f/2, to 0 with probability f/2, and keeps it otherwise; the
+    optional instantaneous randomized response (IRR) reports 1 with probability ``q`` if the
+    PRR bit is 1 and ``p`` if it is 0. Privacy: ``eps_inf = 2 h ln((1 - f/2) / (f/2))`` for the
+    permanent response ([1]_, Theorem 1), ``eps_1 = h ln(q* (1 - p*) / (p* (1 - q*)))`` for one
+    report (Theorem 2). The server debiases the bit sums and fits them by least squares when
+    the Bloom design has full column rank, otherwise by scikit-learn's Lasso, as in the paper.
+    Probabilities are rounded to multiples of 2^-32 in the direction that lowers the privacy
+    loss, and the realized values are used everywhere.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget that ``guarantee`` must meet.
+    k : int
+        The domain size, >= 2.
+    num_bits : int, optional
+        The Bloom filter size m (default 64).
+    num_hashes : int, optional
+        The hash count h, in ``[1, num_bits]`` (default 2).
+    f : float, optional
+        The PRR noise in (0, 1); None (default) derives the largest-utility f that meets the
+        budget.
+    p, q : float, optional
+        The IRR probabilities, ``0 < p < q < 1`` (both None, the default: no IRR, the PRR
+        bits are reported).
+    guarantee : str, optional
+        ``permanent`` (default: ``eps_inf <= epsilon``) or ``one_report``
+        (``eps_1 <= epsilon``).
+    hash_seed : int, optional
+        The seed of the public Bloom hash functions (default 0).
+
+    Attributes
+    ----------
+    design : numpy.ndarray
+        The Bloom design ``X[j, v] = [j in B(v)]``, (num_bits, k) uint8.
+    full_rank : bool
+        Whether ``design`` has full column rank (least squares, else Lasso).
+
+    Raises
+    ------
+    ConfigError
+        For a parameter out of range, only one of ``p`` and ``q``, ``q <= p``, or an ``f``
+        whose guarantee exceeds the budget.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: Randomized Aggregatable
+       Privacy-Preserving Ordinal Response", ACM CCS 2014, Theorems 1 and 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import RAPPOR, satisfies_ldp
+    >>> oracle = RAPPOR(epsilon=2.0, k=4, num_bits=8)
+    >>> round(oracle.f, 4), round(oracle.epsilon_inf, 4), bool(oracle.full_rank)
+    (0.7551, 2.0, True)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=[0.5, 0.3, 0.15, 0.05])
+    >>> reports = oracle.perturb(values, rng)
+    >>> reports.shape, reports.dtype
+    ((20000, 1), dtype('uint8'))
+    >>> print(oracle.estimate(reports, "norm_sub").round(2))
+    [0.5  0.31 0.14 0.05]
+    >>> satisfies_ldp(oracle.transition_matrix(), 2.0)
+    True
+
+    With IRR, the budget can bound one report instead of the permanent response:
+
+    >>> once = RAPPOR(epsilon=2.0, k=4, num_bits=8, p=0.25, q=0.75, guarantee="one_report")
+    >>> round(once.epsilon_one, 3), round(once.epsilon_inf, 3)
+    (2.0, 4.287)
     """
 
     name = "rappor"
@@ -197,7 +262,20 @@ class RAPPOR(FrequencyOracle):
         return 16 * chunk_rows(n, width) * width + 8 * 256 * width + 32 * (_num_bits(options) + k)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Packed reported bits, ``(n, ceil(num_bits / 8))`` uint8."""
+        """Packed reported bits: each user's Bloom filter through PRR (and IRR).
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One column of codes in ``0 .. k-1``, one per user.
+        rng : numpy.random.Generator
+            The source of the users' randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reported bits, packed: ``(n, ceil(num_bits / 8))`` uint8.
+        """
         values = self.check_values(values)
         n, m = values.size, self.num_bits
         bloom_of = self.design.T.astype(bool)  # (k, m)
@@ -309,7 +387,18 @@ class RAPPOR(FrequencyOracle):
         return float(np.mean(np.einsum("vj,j,vj->v", self.pinv, var_bits, self.pinv)))
 
     def transition_matrix(self) -> np.ndarray:
-        """``P[x, y]`` of one report over all ``2^num_bits`` bit vectors (num_bits <= 12)."""
+        """The exact channel ``P[x, y]`` of one report over all ``2^num_bits`` bit vectors.
+
+        Returns
+        -------
+        numpy.ndarray
+            A (k, 2^num_bits) matrix (:meth:`permanent_matrix`: the PRR's alone).
+
+        Raises
+        ------
+        ValueError
+            If ``num_bits > 12`` (the output space is enumerated).
+        """
         return self._bitwise_channel(self.prob_one_if_one, self.prob_one_if_zero)
 
     def permanent_matrix(self) -> np.ndarray:

@@ -69,7 +69,21 @@ class UnaryEncoding(PackedReports):
         return cls.report_bytes(n, k) + rows * (3 * k + k // 32 + 1 + (k + 7) // 8 + 8 + held)
 
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Packed reports: every bit Bernoulli(q), then bit ``x`` of each user Bernoulli(p)."""
+        """Packed reports: every bit Bernoulli(q), then bit ``x`` of each user Bernoulli(p).
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            One column of codes in ``0 .. k-1``, one per user.
+        rng : numpy.random.Generator
+            The source of the users' randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The reports as packed bits, ``(n, ceil(k / 8))`` uint8 (``np.unpackbits(reports,
+            axis=1, count=k)`` gives each user's k bits).
+        """
         values = self.check_values(values)
         n, k = values.size, self.k
         packed = np.empty((n, (k + 7) // 8), dtype=np.uint8)
@@ -91,7 +105,18 @@ class UnaryEncoding(PackedReports):
         return rng.binomial(counts, self.p_star) + rng.binomial(counts.sum() - counts, self.q_star)
 
     def transition_matrix(self) -> np.ndarray:
-        """``P[x, y]`` over all ``2^k`` bit vectors y (k <= 12)."""
+        """The exact channel ``P[x, y]`` over all ``2^k`` bit vectors y.
+
+        Returns
+        -------
+        numpy.ndarray
+            A (k, 2^k) matrix, outputs in the order of ``itertools.product((0, 1), repeat=k)``.
+
+        Raises
+        ------
+        ValueError
+            If ``k > 12`` (the output space is enumerated).
+        """
         if self.k > 12:
             raise ValueError(f"the exact channel has 2^{self.k} outputs; audit with k <= 12")
         outputs = np.array(list(itertools.product((0, 1), repeat=self.k)), dtype=bool)
@@ -102,7 +127,47 @@ class UnaryEncoding(PackedReports):
 
 
 class SUE(UnaryEncoding):
-    """Symmetric unary encoding (basic one-time RAPPOR without a Bloom filter)."""
+    """Symmetric unary encoding, SUE (basic one-time RAPPOR without a Bloom filter).
+
+    The value ``x`` is one-hot encoded in k bits; bit ``x`` is reported as 1 with probability
+    ``p = e^{eps/2} / (e^{eps/2} + 1)``, every other bit with probability ``q = 1 - p``, so
+    ``epsilon = ln(p (1 - q) / ((1 - p) q))`` ([1]_, section 4.3). p and q are rounded to
+    multiples of 2^-32 (p down, q up), which can only lower the privacy loss; reports are
+    packed bits, ``(n, ceil(k/8))`` uint8.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one report, a finite number > 0.
+    k : int
+        The domain size, >= 2.
+
+    Raises
+    ------
+    ConfigError
+        For an ``epsilon`` or ``k`` out of range, or a budget so small that the realized
+        channel is uniform.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import SUE
+    >>> oracle = SUE(epsilon=2.0, k=4)
+    >>> round(oracle.p_star, 4), round(oracle.q_star, 4)
+    (0.7311, 0.2689)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=[0.5, 0.3, 0.15, 0.05])
+    >>> reports = oracle.perturb(values, rng)
+    >>> reports.shape, reports.dtype
+    ((20000, 1), dtype('uint8'))
+    >>> print(oracle.estimate(reports, "norm_sub").round(2))
+    [0.51 0.3  0.15 0.04]
+    """
 
     name = "sue"
 
@@ -112,7 +177,48 @@ class SUE(UnaryEncoding):
 
 
 class OUE(UnaryEncoding):
-    """Optimized unary encoding: ``p = 1/2``, ``q = 1 / (e^eps + 1)``."""
+    """Optimized unary encoding, OUE: ``p = 1/2``, ``q = 1 / (e^eps + 1)``.
+
+    As :class:`SUE`, the value is one-hot encoded in k bits, but the own bit is kept with
+    ``p = 1/2`` and every other bit is set with ``q = 1 / (e^eps + 1)``, the choice that
+    minimises the variance ([1]_, section 4.3). p and q are rounded to multiples of 2^-32
+    (p down, q up); reports are packed bits, ``(n, ceil(k/8))`` uint8.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one report, a finite number > 0.
+    k : int
+        The domain size, >= 2.
+
+    Raises
+    ------
+    ConfigError
+        For an ``epsilon`` or ``k`` out of range, or a budget so small that the realized
+        channel is uniform.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OUE
+    >>> oracle = OUE(epsilon=2.0, k=4)
+    >>> round(oracle.p_star, 4), round(oracle.q_star, 4)
+    (0.5, 0.1192)
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.choice(4, size=20_000, p=[0.5, 0.3, 0.15, 0.05])
+    >>> reports = oracle.perturb(values, rng)
+    >>> print(oracle.estimate(reports, "norm_sub").round(2))
+    [0.5  0.3  0.15 0.04]
+    >>> print(np.unpackbits(reports[:3], axis=1, count=4))  # three users' reported bits
+    [[0 1 0 0]
+     [0 0 0 0]
+     [1 0 0 1]]
+    """
 
     name = "oue"
 

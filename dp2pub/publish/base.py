@@ -32,24 +32,48 @@ from dp2pub.publish.release import Release
 
 @dataclass
 class Outcome:
-    """The result of publishing one table.
+    """The result of publishing one table (what :meth:`Publisher.publish` returns).
 
-    Attributes:
-        release: what was released (:mod:`dp2pub.publish.release`): it answers the metrics'
-            marginal queries, and says whether it is a table and gives classifiers.
-        ledger: the budget spent, one :class:`~dp2pub.mechanisms.accounting.Spend` per item
-            (empty for methods without a privacy budget).
-        timings: wall time per phase in seconds, logged as ``time_<phase>_s``.
-        extra_metrics: further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
-        artifacts: JSON-serializable objects logged as ``<name>.json`` (a learned network, ...).
-        not_private: why the outcome has no finite privacy guarantee, when the configuration
-            asked for a step that answers a query on the true data without noise (its ledger
-            then spends ``inf``); empty for a differentially private outcome.
-        beyond_budget: why the ledger may spend more than the job's epsilon, when the
-            configuration gave epsilon to each of several reports instead of to the user
-            (LDP naive Bayes ``accounting: per_report``); empty when it spends at most epsilon.
-        allowed_epsilon: with ``beyond_budget``, the most the configuration lets the ledger
-            spend (R reports x epsilon), which the job still checks exactly.
+    Parameters
+    ----------
+    release : Release
+        What was released (:mod:`dp2pub.publish.release`): it answers the metrics' marginal
+        queries, and says whether it is a table and gives classifiers.
+    ledger : list of Spend, optional
+        The budget spent, one :class:`~dp2pub.mechanisms.accounting.Spend` per item (empty
+        for methods without a privacy budget).
+    timings : dict, optional
+        Wall time per phase in seconds, logged as ``time_<phase>_s``.
+    extra_metrics : dict, optional
+        Further metrics of the mechanism (RAPPOR's ``epsilon_inf``, ...).
+    artifacts : dict, optional
+        JSON-serializable objects logged as ``<name>.json`` (a learned network, ...).
+    not_private : str, optional
+        Why the outcome has no finite privacy guarantee, when the configuration asked for a
+        step that answers a query on the true data without noise (its ledger then spends
+        ``inf``); empty for a differentially private outcome.
+    beyond_budget : str, optional
+        Why the ledger may spend more than the job's epsilon, when the configuration gave
+        epsilon to each of several reports instead of to the user (LDP naive Bayes
+        ``accounting: per_report``); empty when it spends at most epsilon.
+    allowed_epsilon : float, optional
+        With ``beyond_budget``, the most the configuration lets the ledger spend (R reports x
+        epsilon), which the job still checks exactly.
+
+    Raises
+    ------
+    ValueError
+        If only one of ``beyond_budget`` and ``allowed_epsilon`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import GRRPublisher, load_car
+    >>> outcome = GRRPublisher().publish(load_car(), epsilon=1.0, rng=np.random.default_rng(0))
+    >>> outcome.epsilon_spent, len(outcome.ledger), outcome.published.n
+    (1.0, 7, 1728)
+    >>> outcome.ledger[0]
+    Spend(phase='perturb', attribute='buying', epsilon=0.14285714285714285, users='all', rho=0.0, delta=0.0, neighbours='')
     """
 
     release: Release
@@ -78,11 +102,35 @@ class Outcome:
 
 
 class Publisher(ABC):
-    """A mechanism that publishes a whole table.
+    """A mechanism that publishes a whole table: a table in, an :class:`Outcome` out.
 
-    Class constants say what it consumes and needs: ``uses_budget`` (False: no privacy
-    budget, as k-anonymity; the job then takes no ``epsilon``), ``needs_target`` (True: it
-    learns the dataset's target itself, as LDP naive Bayes).
+    Subclasses are (frozen) dataclasses whose fields are the keys of their ``mechanism``
+    config; they implement :meth:`publish` and :meth:`memory_bytes`. Class constants say what
+    a publisher consumes and needs.
+
+    Attributes
+    ----------
+    name : str
+        The ``mechanism`` name it is registered under (``grr``, ``dp2pub``, ...).
+    uses_budget : bool
+        False for a method without a privacy budget (k-anonymity): the job then takes no
+        ``epsilon``.
+    needs_target : bool
+        True when it learns the dataset's target itself (LDP naive Bayes).
+
+    Examples
+    --------
+    Every publisher is used the same way:
+
+    >>> import numpy as np
+    >>> from dp2pub import PRAMPublisher, Publisher, SamaratiPublisher, load_car
+    >>> car = load_car()
+    >>> for publisher in (PRAMPublisher(), SamaratiPublisher(k=5)):
+    ...     epsilon = 1.0 if publisher.uses_budget else None
+    ...     outcome = publisher.publish(car, epsilon, np.random.default_rng(0))
+    ...     print(publisher.name, isinstance(publisher, Publisher), publisher.guarantee(epsilon), outcome.epsilon_spent)
+    pram True epsilon=1.0 1.0
+    samarati True k=5 None
     """
 
     name: ClassVar[str]
@@ -91,8 +139,29 @@ class Publisher(ABC):
 
     @abstractmethod
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
-        """Publish ``data`` spending at most ``epsilon`` per user (None when not
-        :attr:`uses_budget`)."""
+        """Publish a table, spending at most ``epsilon`` per user.
+
+        Parameters
+        ----------
+        data : Dataset
+            The table to publish.
+        epsilon : float or None
+            The privacy budget per user; None for a publisher that does not
+            :attr:`uses_budget`.
+        rng : numpy.random.Generator
+            The source of all the mechanism's randomness.
+
+        Returns
+        -------
+        Outcome
+            The release, its ledger (whose :func:`~dp2pub.mechanisms.accounting.epsilon_spent`
+            is at most ``epsilon``), timings and further metrics.
+
+        Raises
+        ------
+        ConfigError
+            For an ``epsilon`` out of range or a setting that does not fit the table.
+        """
 
     @property
     def from_tally(self) -> bool:
@@ -161,9 +230,32 @@ class Publisher(ABC):
 
 
 def working_bytes(n: int, sizes: Sequence[int] | np.ndarray) -> int:
-    """The memory of publishing a table column by column: the published copy of the table
-    and, for the column being perturbed, a few 8-byte arrays per user. The base of every
-    publisher's :meth:`Publisher.memory_bytes`."""
+    """The memory of publishing a table column by column, from its shape alone.
+
+    The published copy of the table (its codes in the smallest dtype and its labels) and, for
+    the column being perturbed, a few 8-byte arrays per user: the base of every publisher's
+    :meth:`Publisher.memory_bytes`, which a job checks against its limits before any work.
+
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    sizes : sequence of int
+        The domain size of every attribute.
+
+    Returns
+    -------
+    int
+        An estimate in bytes.
+
+    Examples
+    --------
+    >>> from dp2pub import working_bytes
+    >>> working_bytes(1000, [4, 3, 3])
+    35640
+    >>> f"{working_bytes(10**6, [2] * 10) / 2**20:.1f} MiB"
+    '40.1 MiB'
+    """
     return table_bytes(n, sizes) + 32 * int(n)
 
 

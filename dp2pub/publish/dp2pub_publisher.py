@@ -121,7 +121,84 @@ class Draft:
 
 @dataclass(frozen=True, kw_only=True)
 class DP2PubPublisher(Publisher):
-    """``mechanism=dp2pub`` (see the module docstring for the versions and keys)."""
+    """``mechanism=dp2pub``: DP2-Pub, invariant PRAM on clusters of a Bayesian network.
+
+    Three versions (the module docstring details them and docs/design.md lists the readings
+    of the paper taken here): ``trusted`` (the paper's section 4, central epsilon-DP: a
+    network learned by GreedyBayes with exponential mechanisms, Markov-blanket clusters,
+    budgets ``PBC(C) * eps2`` per cluster from the attribute entropies, eqs. 2-3, GRR and
+    invariant PRAM per cluster), ``local`` (section 5, epsilon-LDP: GRR at ``epsilon / d``
+    on every attribute, the network and clusters learned from the reports, invariant PRAM
+    per cluster) and ``local_two_phase`` (ours: an LDP adaptation of the trusted version).
+    Keys that belong to one version are None by default (the version's default) and refused
+    for the others.
+
+    Parameters
+    ----------
+    trust : str, optional
+        ``local`` (default), ``trusted`` or ``local_two_phase``.
+    degree : int, optional
+        The most parents of an attribute in the network, >= 1 (default 2).
+    prior : str, optional
+        Each cluster's estimated distribution: ``inverse`` (default: the paper's
+        ``Q^-1 lambda``, projected onto the simplex) or ``ibu`` (maximum likelihood).
+    compound : str, optional
+        How a cluster is resampled: ``joint`` (default) or ``kronecker``
+        (:mod:`dp2pub.publish.invariant_pram`).
+    cluster_head : str, optional
+        How clusters are headed: ``random`` (trusted's default), ``max_entropy`` (local's) or
+        ``network_order`` (local_two_phase's).
+    max_cluster_size : int, optional
+        The most attributes of a cluster (default 8; None: no cap).
+    max_cells : int, optional
+        The most cells of a cluster's joint domain (default 1,000,000; None: no cap).
+    structure_fraction : float, optional
+        The share ``eps1`` of epsilon spent on the structure (trusted: 0.5, the paper's;
+        local_two_phase: 0.2, or with ``split: users`` the share of the users).
+    entropies : str, optional
+        trusted only: ``private`` (default: the entropies answered with the Laplace
+        mechanism) or ``exact`` (the paper's, on the true data: not differentially private,
+        the job logs ``epsilon_spent = inf`` and warns).
+    entropy_fraction : float, optional
+        trusted with private entropies: the share of eps1 they take (default 0.1).
+    split : str, optional
+        local_two_phase only: ``budget`` (default: every user reports both phases) or
+        ``users`` (disjoint groups of users).
+
+    Raises
+    ------
+    ConfigError
+        For a value out of range, or a key set for a version it does not belong to
+        (``structure_fraction=0.3 is invalid: expected null with trust=local ...``).
+
+    References
+    ----------
+    .. [1] H. Jiang, H. Yu, X. Cheng, J. Pei, R. Pless, J. Yu, "DP2-Pub: Differentially
+       Private High-Dimensional Data Publication with Invariant Post Randomization", IEEE
+       TKDE 2023, arXiv 2208.11693 (Algorithms 1 and 2, eqs. 2-3, sections 4 and 5).
+    .. [2] J. Zhang, G. Cormode, C. M. Procopiuc, D. Srivastava, X. Xiao, "PrivBayes: Private
+       Data Release via Bayesian Networks", SIGMOD 2014 (GreedyBayes' selector).
+    .. [3] J. M. Gouweleeuw, P. Kooiman, L. C. R. J. Willenborg, P.-P. de Wolf, "Post
+       randomisation for statistical disclosure control: theory and implementation",
+       Journal of Official Statistics 14(4), 1998.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import DP2PubPublisher, make_synthetic_bn
+    >>> data = make_synthetic_bn(
+    ...     n=20_000, d=5, degree=2, k_min=2, k_max=4, strength=0.8, rng=np.random.default_rng(0)
+    ... )
+    >>> outcome = DP2PubPublisher(trust="trusted").publish(data, epsilon=2.0, rng=np.random.default_rng(0))
+    >>> outcome.epsilon_spent, sorted({item.phase for item in outcome.ledger})
+    (2.0, ['release', 'structure', 'weights'])
+    >>> [cluster["attributes"] for cluster in outcome.artifacts["clusters"]]
+    [['a0', 'a2', 'a3', 'a4'], ['a1']]
+    >>> DP2PubPublisher(trust="local", structure_fraction=0.3)
+    Traceback (most recent call last):
+    ...
+    dp2pub.validation.ConfigError: structure_fraction=0.3 is invalid: expected null with trust=local (a key of trust=trusted or trust=local_two_phase)
+    """
 
     name: ClassVar[str] = "dp2pub"
     trust: str = "local"
@@ -236,6 +313,23 @@ class DP2PubPublisher(Publisher):
             raise ConfigError("mechanism.degree", self.degree, f"an integer in [1, {d - 1}] (d={d})")
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
+        """Publish ``data`` by the configured version of DP2-Pub.
+
+        Parameters
+        ----------
+        data : Dataset
+            The table to publish.
+        epsilon : float
+            The budget per user (central for ``trusted``, local otherwise).
+        rng : numpy.random.Generator
+            The source of all the randomness.
+
+        Returns
+        -------
+        Outcome
+            A :class:`~dp2pub.publish.release.TableRelease` of the resampled records, the
+            ledger of the phases, and the network, clusters and entropies as artifacts.
+        """
         epsilon = check_epsilon(epsilon)
         self.check_shape(data.n, data.domain.sizes)
         times: dict[str, float] = {}

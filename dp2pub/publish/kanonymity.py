@@ -409,12 +409,71 @@ class _KAnonymity(Publisher):
 
 @dataclass(frozen=True, kw_only=True)
 class SamaratiPublisher(_KAnonymity):
-    """``mechanism=samarati``: minimal full-domain generalization with at most
-    ``max_suppression`` suppressed records (Samarati, IEEE TKDE 2001). Hierarchies come
-    from ``<hierarchies>/<attribute>.csv`` when ``hierarchies`` names a directory (a user's
-    own, relative to the working directory), else from
-    ``dp2pub/data/hierarchies/<dataset>/<attribute>.csv``; ``value -> *`` where there is no
-    file."""
+    """``mechanism=samarati``: minimal full-domain generalization with suppression.
+
+    The quasi-identifiers (QIs) are generalized over hierarchy levels so that every
+    combination of published QI values is shared by at least ``k`` records [2]_, suppressing
+    at most ``max_suppression`` records [1]_ (:mod:`dp2pub.anonymity.samarati`). The other
+    columns are published as they are (``drop``: as ``*``). No epsilon is involved
+    (``uses_budget = False``, an empty ledger); the outcome logs the ``k_achieved`` (and
+    ``l_achieved``, ``t_achieved``) the table really has.
+
+    Parameters
+    ----------
+    k : int, optional
+        Every combination of published QI values is shared by at least ``k`` records
+        (default 10).
+    quasi_identifiers : sequence of str, optional
+        The QIs; None (default): every attribute but the target and the sensitive and
+        dropped ones.
+    sensitive : sequence of str, optional
+        The sensitive attributes of ``l`` and ``t``; None (default): the dataset's target;
+        ``[]`` for none.
+    l : int, optional
+        Distinct l-diversity of every sensitive attribute in every class (default None: not
+        required).
+    t : float, optional
+        t-closeness: each class's distribution of a sensitive attribute within EMD ``t`` of
+        the table's, in (0, 1] (default None: not required).
+    allow_dependent : mapping, optional
+        Attribute -> the reason it may be published unchanged although it recodes a QI
+        (a functional dependency, :mod:`dp2pub.anonymity.dependencies`).
+    drop : sequence of str, optional
+        Attributes published as ``*``.
+    max_suppression : int, optional
+        The most records suppressed, >= 0 (default 0).
+    hierarchies : str, optional
+        A directory of ``<attribute>.csv`` hierarchy files (a user's own, relative to the
+        working directory); None (default): ``dp2pub/data/hierarchies/<dataset>/``, and
+        ``value -> *`` where there is no file.
+
+    Raises
+    ------
+    ConfigError
+        For a value out of range, or an attribute in two roles; when publishing, for an
+        unknown attribute or an unexcused dependency of a published attribute on a QI.
+
+    References
+    ----------
+    .. [1] P. Samarati, "Protecting Respondents' Identities in Microdata Release", IEEE TKDE
+       13(6), 2001.
+    .. [2] P. Samarati, L. Sweeney, "Protecting Privacy when Disclosing Information:
+       k-Anonymity and Its Enforcement through Generalization and Suppression", Technical
+       Report SRI-CSL-98-04, SRI International, 1998.
+
+    Examples
+    --------
+    >>> from dp2pub import SamaratiPublisher, load_car
+    >>> car = load_car()
+    >>> publisher = SamaratiPublisher(k=50, quasi_identifiers=["buying", "maint", "doors"])
+    >>> outcome = publisher.publish(car)
+    >>> outcome.epsilon_spent, outcome.extra_metrics["k_achieved"], outcome.published.n
+    (None, 54.0, 1728)
+    >>> outcome.artifacts["generalization"]["levels"]
+    {'buying': 0, 'maint': 0, 'doors': 1}
+    >>> outcome.published.domain.labels[car.domain.index("doors")]
+    ('2-3', '4-5more')
+    """
 
     name: ClassVar[str] = "samarati"
     max_suppression: int = 0
@@ -459,7 +518,23 @@ class SamaratiPublisher(_KAnonymity):
         return sum(LABEL_BYTES * (k * (k + 1) // 2) + 9 * k * k for k in shape.qi_sizes)
 
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
-        """Generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
+        """Generalize ``data``'s QIs at the lowest node of the hierarchies that is k-anonymous.
+
+        Parameters
+        ----------
+        data : Dataset
+            The table to publish.
+        epsilon : None, optional
+            Unused (k-anonymity spends no budget).
+        rng : numpy.random.Generator, optional
+            Unused (the search is deterministic).
+
+        Returns
+        -------
+        Outcome
+            A generalized :class:`~dp2pub.publish.release.TableRelease` (with ``covers``),
+            an empty ledger, the achieved k, l, t and loss metrics, and the levels chosen.
+        """
         qi = self.columns(data)
         model = self.model(data)
         names = [data.domain.names[j] for j in qi]
@@ -513,9 +588,60 @@ def ranges(
 
 @dataclass(frozen=True, kw_only=True)
 class MondrianPublisher(_KAnonymity):
-    """``mechanism=mondrian``: median partitioning, ``mode`` strict or relaxed (LeFevre,
-    DeWitt & Ramakrishnan, ICDE 2006); QI values become ``[min..max]`` ranges of labels in
-    domain order, or the single label when a partition has one value."""
+    """``mechanism=mondrian``: multidimensional median partitioning into k-anonymous ranges.
+
+    The records are split at the median of a QI until no partition can be split with at
+    least ``k`` records on each side [1]_ (:mod:`dp2pub.anonymity.mondrian`); QI values
+    become ``[min..max]`` ranges of labels in domain order, or the single label when a
+    partition has one value. No epsilon is involved (``uses_budget = False``).
+
+    Parameters
+    ----------
+    k : int, optional
+        Every combination of published QI values is shared by at least ``k`` records
+        (default 10).
+    quasi_identifiers : sequence of str, optional
+        The QIs; None (default): every attribute but the target and the sensitive and
+        dropped ones.
+    sensitive : sequence of str, optional
+        The sensitive attributes of ``l`` and ``t``; None (default): the dataset's target;
+        ``[]`` for none.
+    l : int, optional
+        Distinct l-diversity of every sensitive attribute in every class (default None: not
+        required).
+    t : float, optional
+        t-closeness: each class's distribution of a sensitive attribute within EMD ``t`` of
+        the table's, in (0, 1] (default None: not required).
+    allow_dependent : mapping, optional
+        Attribute -> the reason it may be published unchanged although it recodes a QI
+        (a functional dependency, :mod:`dp2pub.anonymity.dependencies`).
+    drop : sequence of str, optional
+        Attributes published as ``*``.
+    mode : str, optional
+        ``strict`` (default: partitions are disjoint) or ``relaxed`` (records with the
+        median value may go to either side).
+
+    Raises
+    ------
+    ConfigError
+        For a value out of range, or an attribute in two roles; when publishing, for an
+        unknown attribute or an unexcused dependency of a published attribute on a QI.
+
+    References
+    ----------
+    .. [1] K. LeFevre, D. J. DeWitt, R. Ramakrishnan, "Mondrian Multidimensional
+       K-Anonymity", ICDE 2006.
+
+    Examples
+    --------
+    >>> from dp2pub import MondrianPublisher, load_car
+    >>> car = load_car()
+    >>> outcome = MondrianPublisher(k=20, quasi_identifiers=["buying", "maint"], l=2).publish(car)
+    >>> outcome.extra_metrics["k_achieved"], outcome.extra_metrics["l_achieved"]
+    (108.0, 2.0)
+    >>> outcome.published.domain.labels[0]
+    ('vhigh', '[vhigh..high]', 'high', 'med', 'low')
+    """
 
     name: ClassVar[str] = "mondrian"
     mode: str = "strict"
@@ -544,7 +670,23 @@ class MondrianPublisher(_KAnonymity):
         return sum((LABEL_BYTES + 9 * k) * min(k * (k + 1) // 2, self.classes(shape.n)) for k in shape.qi_sizes)
 
     def publish(self, data: Dataset, epsilon: float | None = None, rng: np.random.Generator | None = None) -> Outcome:
-        """Partition and generalize ``data``'s QIs (``epsilon`` and ``rng`` are unused)."""
+        """Partition ``data``'s records and generalize their QIs to the partitions' ranges.
+
+        Parameters
+        ----------
+        data : Dataset
+            The table to publish.
+        epsilon : None, optional
+            Unused (k-anonymity spends no budget).
+        rng : numpy.random.Generator, optional
+            Unused (the partitioning is deterministic).
+
+        Returns
+        -------
+        Outcome
+            A generalized :class:`~dp2pub.publish.release.TableRelease` (with ``covers``),
+            an empty ledger, the achieved k, l, t and loss metrics, and the partition count.
+        """
         qi = self.columns(data)
         model = self.model(data)
         sizes = data.domain.sizes[qi]

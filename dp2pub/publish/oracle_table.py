@@ -178,16 +178,53 @@ class CountsRelease(Release):
 
 @dataclass(frozen=True, kw_only=True)
 class OraclePublisher(Publisher):
-    """One frequency oracle (:attr:`oracle`) applied to every attribute of a table; one
-    subclass per oracle.
+    """One frequency oracle (:attr:`oracle`) applied to every attribute of a table.
 
-    Args:
-        estimator: ``norm_sub`` (default: a distribution), ``clip``, ``ibu``, ``unbiased``
-            (not a distribution: negative entries) or ``none`` (the raw report histogram).
-        strategy: ``split`` (epsilon / d per attribute) or ``sample`` (one attribute per user).
-        simulate: ``records`` (every user's report) or ``aggregates`` (the reports' counts
-            drawn from their exact distribution, from the table's histograms; see the module).
-        options: further keyword arguments of the oracle (RAPPOR's Bloom filter and noise).
+    One subclass per oracle (:class:`GRRPublisher`, :class:`SUEPublisher`,
+    :class:`OUEPublisher`, :class:`OLHPublisher`, :class:`RAPPORPublisher`). Multi-attribute
+    strategies are those of Wang et al. [1]_: ``split`` (SPL), every user reports every
+    attribute at ``epsilon / d``; ``sample`` (SMP), every user reports one uniformly sampled
+    attribute with the whole ``epsilon`` (joint marginals are then not estimable). Joint
+    marginals are estimated from the same reports, by the channel inverse axis by axis (GRR)
+    or as the mean over users of the outer product of their per-attribute unbiased vectors.
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default: a distribution), ``clip``, ``ibu``, ``unbiased`` (not a
+        distribution: negative entries) or ``none`` (the raw report histogram).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default: every user's report) or ``aggregates`` (the reports' counts
+        drawn from their exact distribution, from the table's histograms; see the module).
+    options : mapping, optional
+        Further keyword arguments of the oracle (RAPPOR's Bloom filter and noise).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown ``estimator``, ``strategy`` or ``simulate``, or what
+        ``simulate=aggregates`` cannot give exactly (OLH, ``strategy=sample``, ``ibu`` but for
+        GRR).
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OLHPublisher, OraclePublisher, load_car
+    >>> publisher = OLHPublisher(strategy="sample")
+    >>> isinstance(publisher, OraclePublisher), publisher.oracle.name
+    (True, 'olh')
+    >>> outcome = publisher.publish(load_car(), epsilon=2.0, rng=np.random.default_rng(0))
+    >>> outcome.ledger  # each user reports one attribute with the whole budget
+    [Spend(phase='perturb', attribute='one sampled attribute', epsilon=2.0, users='all', rho=0.0, delta=0.0, neighbours='')]
+    >>> outcome.release.max_way
+    1
     """
 
     oracle: ClassVar[type[FrequencyOracle]]
@@ -324,7 +361,32 @@ class OraclePublisher(Publisher):
             raise error.under("mechanism") from None
 
     def publish(self, data: Dataset, epsilon: float | None, rng: np.random.Generator) -> Outcome:
-        """Publish ``data`` (with ``simulate=aggregates``: from its histograms, :meth:`publish_tally`)."""
+        """Publish the oracles' estimates of ``data`` (one report per user and attribute).
+
+        With ``simulate=aggregates`` the reports' counts are drawn from ``data``'s histograms
+        (:meth:`publish_tally`).
+
+        Parameters
+        ----------
+        data : Dataset
+            The table to publish.
+        epsilon : float
+            The budget per user (``split``: ``epsilon / d`` per attribute).
+        rng : numpy.random.Generator
+            The source of the users' randomness.
+
+        Returns
+        -------
+        Outcome
+            The release (:class:`OracleRelease`; GRR with ``split``: the reports as a table,
+            :class:`GRRReportsRelease`) and one ledger item per attribute.
+
+        Raises
+        ------
+        ConfigError
+            For an ``epsilon`` out of range, or an oracle option out of range (under
+            ``mechanism``).
+        """
         if self.from_tally:
             return self.publish_tally(Tally.of(data), epsilon, rng)
         epsilon = check_epsilon(epsilon)
@@ -370,7 +432,41 @@ class OraclePublisher(Publisher):
 
 
 class GRRPublisher(OraclePublisher):
-    """``mechanism=grr``; with ``split`` the reports form the published table."""
+    """``mechanism=grr``: generalized randomized response on every attribute.
+
+    With ``split`` the reports form the published table (:class:`GRRReportsRelease`, whose
+    marginals are estimated through the inverse channel); see :class:`OraclePublisher` and
+    :class:`~dp2pub.mechanisms.grr.GRR`.
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default), ``clip``, ``ibu``, ``unbiased`` or ``none``
+        (see :class:`OraclePublisher`).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default) or ``aggregates``.
+    options : mapping, optional
+        Further keyword arguments of the oracle.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import GRRPublisher, evaluate_marginals, load_car
+    >>> car = load_car()
+    >>> outcome = GRRPublisher(estimator="norm_sub").publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> outcome.epsilon_spent, outcome.published.n  # a table of reports
+    (4.0, 1728)
+    >>> metrics = evaluate_marginals(car, outcome.release, np.random.default_rng(1)).metrics
+    >>> round(metrics["tvd_1way"], 3), round(metrics["tvd_2way"], 3)
+    (0.101, 0.489)
+    """
 
     name = "grr"
     oracle = GRR
@@ -387,21 +483,129 @@ class GRRPublisher(OraclePublisher):
 
 
 class SUEPublisher(OraclePublisher):
-    """``mechanism=sue``."""
+    """``mechanism=sue``: symmetric unary encoding on every attribute.
+
+    See :class:`OraclePublisher` and :class:`~dp2pub.mechanisms.unary.SUE`; the release
+    holds estimates, not a table.
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default), ``clip``, ``ibu``, ``unbiased`` or ``none``
+        (see :class:`OraclePublisher`).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default) or ``aggregates``.
+    options : mapping, optional
+        Further keyword arguments of the oracle.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import SUEPublisher, load_car
+    >>> car = load_car()
+    >>> outcome = SUEPublisher().publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> outcome.epsilon_spent, outcome.published is None
+    (4.0, True)
+    >>> print(outcome.release.marginal((car.target_column,)).round(2))
+    [0.7  0.17 0.06 0.07]
+    """
 
     name = "sue"
     oracle = SUE
 
 
 class OUEPublisher(OraclePublisher):
-    """``mechanism=oue``."""
+    """``mechanism=oue``: optimized unary encoding on every attribute.
+
+    See :class:`OraclePublisher` and :class:`~dp2pub.mechanisms.unary.OUE`; the release
+    holds estimates, not a table.
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default), ``clip``, ``ibu``, ``unbiased`` or ``none``
+        (see :class:`OraclePublisher`).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default) or ``aggregates``.
+    options : mapping, optional
+        Further keyword arguments of the oracle.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OUEPublisher, load_car
+    >>> car = load_car()
+    >>> outcome = OUEPublisher(estimator="clip").publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> print(outcome.release.marginal((car.target_column,)).round(2))
+    [0.66 0.28 0.02 0.04]
+
+    The report counts can be drawn from the table's histograms instead of its records:
+
+    >>> fast = OUEPublisher(simulate="aggregates").publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> fast.release.max_way, fast.epsilon_spent
+    (1, 4.0)
+    """
 
     name = "oue"
     oracle = OUE
 
 
 class OLHPublisher(OraclePublisher):
-    """``mechanism=olh``."""
+    """``mechanism=olh``: optimized local hashing on every attribute.
+
+    See :class:`OraclePublisher` and :class:`~dp2pub.mechanisms.olh.OLH`; the release holds
+    estimates, not a table. ``simulate=aggregates`` is refused: each user's random hash ties
+    the supports of all values together, so the counts have no closed form.
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default), ``clip``, ``ibu``, ``unbiased`` or ``none``
+        (see :class:`OraclePublisher`).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default) or ``aggregates``.
+    options : mapping, optional
+        Further keyword arguments of the oracle.
+
+    Raises
+    ------
+    ConfigError
+        With ``simulate=aggregates``.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially Private Protocols for
+       Frequency Estimation", USENIX Security 2017, section 4.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OLHPublisher, load_car
+    >>> car = load_car()
+    >>> outcome = OLHPublisher().publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> print(outcome.release.marginal((car.target_column,)).round(2))
+    [0.74 0.15 0.02 0.09]
+    >>> OLHPublisher(simulate="aggregates")
+    Traceback (most recent call last):
+    ...
+    dp2pub.validation.ConfigError: simulate='aggregates' is invalid: expected records for olh: each user's random hash ties the supports of all values together, so the counts have no closed form (grr, sue, oue and rappor have an exact aggregate form)
+    """
 
     name = "olh"
     oracle = OLH
@@ -411,7 +615,42 @@ class OLHPublisher(OraclePublisher):
 
 
 class RAPPORPublisher(OraclePublisher):
-    """``mechanism=rappor``; logs both RAPPOR guarantees, composed like the ledger."""
+    """``mechanism=rappor``: basic one-time RAPPOR on every attribute.
+
+    Logs both RAPPOR guarantees (``epsilon_inf``, ``epsilon_one``) as further metrics,
+    composed like the ledger. See :class:`OraclePublisher` and
+    :class:`~dp2pub.mechanisms.rappor.RAPPOR`, whose keyword arguments ``options`` gives
+    (``num_bits``, ``num_hashes``, ``f``, ``p``, ``q``, ``guarantee``, ``hash_seed``).
+
+    Parameters
+    ----------
+    estimator : str, optional
+        ``norm_sub`` (default), ``clip``, ``ibu``, ``unbiased`` or ``none``
+        (see :class:`OraclePublisher`).
+    strategy : str, optional
+        ``split`` (default: epsilon / d per attribute) or ``sample`` (one attribute per user).
+    simulate : str, optional
+        ``records`` (default) or ``aggregates``.
+    options : mapping, optional
+        Further keyword arguments of the oracle.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: Randomized Aggregatable
+       Privacy-Preserving Ordinal Response", ACM CCS 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import RAPPORPublisher, load_car
+    >>> car = load_car()
+    >>> publisher = RAPPORPublisher(options={"num_bits": 16})
+    >>> outcome = publisher.publish(car, epsilon=4.0, rng=np.random.default_rng(0))
+    >>> round(outcome.epsilon_spent, 6), sorted(outcome.extra_metrics)
+    (4.0, ['epsilon_inf', 'epsilon_one'])
+    >>> print(outcome.release.marginal((car.target_column,)).round(2))
+    [0.79 0.21 0.   0.  ]
+    """
 
     name = "rappor"
     oracle = RAPPOR

@@ -28,7 +28,26 @@ from dp2pub.learn.utility import Classifier, baseline_classifier, table_classifi
 
 
 class Release:
-    """A release: estimates of the original table's marginals, and what else it offers."""
+    """A release: estimates of the original table's marginals, and what else it offers.
+
+    Every release answers marginal queries about the original table (:meth:`marginal`,
+    :meth:`marginals`) up to :attr:`max_way` attributes; what else it offers is part of its
+    type: a published table (:class:`TableRelease`, :attr:`published`), classifiers
+    (:meth:`classifier`), closed-form errors (:meth:`expected_mse`). It takes no parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import OUEPublisher, Release, load_car
+    >>> car = load_car()
+    >>> release = OUEPublisher().publish(car, epsilon=4.0, rng=np.random.default_rng(0)).release
+    >>> isinstance(release, Release), release.published is None  # estimates, no table
+    (True, True)
+    >>> print(release.marginal((car.target_column,)).round(2))
+    [0.63 0.28 0.04 0.05]
+    >>> release.marginal((0, 1)).shape
+    (4, 4)
+    """
 
     @property
     def max_way(self) -> int | None:
@@ -37,7 +56,18 @@ class Release:
         return None
 
     def marginal(self, columns: tuple[int, ...]) -> np.ndarray:
-        """Estimated joint frequencies of ``columns``, an array shaped by their domain sizes."""
+        """Estimated joint frequencies of some columns of the original table.
+
+        Parameters
+        ----------
+        columns : tuple of int
+            Column positions, at most :attr:`max_way` of them.
+
+        Returns
+        -------
+        numpy.ndarray
+            The estimated frequencies, an array shaped by the columns' domain sizes.
+        """
         raise NotImplementedError
 
     def marginals(self, subsets: Sequence[tuple[int, ...]]) -> np.ndarray:
@@ -82,10 +112,38 @@ class Release:
 class TableRelease(Release):
     """A published table; it answers marginal queries by counting its rows.
 
-    With ``covers`` the table is generalized: ``covers[j]`` is a (published size, original
-    size) matrix whose row ``g`` is the uniform distribution over the original values that
-    published value ``g`` of column ``j`` covers (the identity for columns that are not
-    generalized); a marginal spreads each published value uniformly over them.
+    With ``covers`` the table is generalized (k-anonymity): a marginal spreads each published
+    value uniformly over the original values it covers. Classifiers are trained on the table.
+
+    Parameters
+    ----------
+    table : Dataset
+        The published table.
+    covers : tuple of numpy.ndarray, optional
+        Per column ``j``, a (published size, original size) matrix whose row ``g`` is the
+        uniform distribution over the original values that published value ``g`` covers
+        (the identity for columns that are not generalized); None (default): not generalized.
+    max_way : int, optional
+        The most attributes a marginal query may join (None, default: any).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp2pub import Dataset, Domain, TableRelease
+    >>> domain = Domain(("age", "sex"), (("young", "old"), ("f", "m")))
+    >>> release = TableRelease(Dataset(np.array([[0, 1], [1, 0], [1, 1], [1, 1]]), domain))
+    >>> print(release.marginal((0, 1)))
+    [[0.   0.25]
+     [0.25 0.5 ]]
+
+    Generalized: published ``age`` has one value, ``*``, covering both original ones:
+
+    >>> star = Domain(("age", "sex"), (("*",), ("f", "m")))
+    >>> covers = (np.array([[0.5, 0.5]]), np.eye(2))
+    >>> general = TableRelease(Dataset(np.array([[0, 1], [0, 0], [0, 1], [0, 1]]), star), covers)
+    >>> print(general.marginal((0, 1)))
+    [[0.125 0.375]
+     [0.125 0.375]]
     """
 
     table: Dataset
