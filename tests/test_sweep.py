@@ -223,7 +223,8 @@ def test_sweep_against_a_tracking_server(mlflow_server, tmp_path):
     assert sorted(r.data.params["epsilon"] for r in children) == ["1.0", "4.0"]
     assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent.info.run_id}
     assert all(r.info.status == "FINISHED" for r in [parent, *children])
-    url = f"{mlflow_server}/#/experiments/{parent.info.experiment_id}/runs/{parent.info.run_id}"
+    view = f"workflowType=machine_learning&viewStateShareKey={parent.info.run_id}"
+    url = f"{mlflow_server}/#/experiments/{parent.info.experiment_id}/runs?{view}"
     assert done.stdout.strip().splitlines()[-1] == f"Open the MLflow dashboard: {url}"
     assert "View run" not in done.stdout  # MLflow's own line per run: the summary says where to look
     artifacts = {a.path for a in MlflowClient(mlflow_server).list_artifacts(children[0].info.run_id)}

@@ -20,7 +20,7 @@ al. SIGMOD 2014 / TODS 2017; LoPub, Ren et al. TIFS 2018):
   ordered ``<=50K``, ``>50K`` (adult.names lists ``>50K`` first) so that code 1 is the
   positive class.
 
-docs/datasets.md lists every attribute's domain.
+docs/how-to/datasets.md lists every attribute's domain.
 """
 
 from __future__ import annotations

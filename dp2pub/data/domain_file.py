@@ -14,7 +14,7 @@ mapping from column name to either
 
 Values are compared as the text written (YAML's scalars are not typed: ``yes`` stays
 ``yes``, ``01`` stays ``01``), so a domain file matches the table's text exactly.
-docs/datasets.md ("Your own table") describes the format with an example.
+docs/how-to/datasets.md ("Your own table") describes the format with an example.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from every estimate that holds the attribute) is below ``rare_sd`` standard devi
 one value, as MST compresses its domain centrally (McKenna et al., JPC 2021; private-pgm's
 ``compress_domain``, 3 standard deviations), sums every estimate onto the smaller domain,
 synthesizes there and draws a merged value's records uniformly among its values
-(:mod:`dp2pub.synthesis.compression`; experiments/ldp_marginals.md, "Rare values merged").
+(:mod:`dp2pub.synthesis.compression`; docs/studies/ldp_marginals.md, "Rare values merged").
 
 Steps 2-4 are post-processing of the reports (the choice of pairs reads only first-phase
 reports, which are differentially private). Attributes in no pair of at most ``max_cells``
