@@ -121,9 +121,12 @@ def swept_values(hydra_cfg: DictConfig) -> dict[str, list[str]] | None:
 
 
 def sweep_size(hydra_cfg: DictConfig) -> int | None:
-    """The number of jobs of a multirun (:func:`swept_values`: the product of the sweep lists'
-    lengths); None when they are not known."""
-    values = swept_values(hydra_cfg)
+    """The number of jobs of a multirun (:func:`job_count` of its :func:`swept_values`)."""
+    return job_count(swept_values(hydra_cfg))
+
+
+def job_count(values: Mapping[str, list[str]] | None) -> int | None:
+    """The product of the sweep lists' lengths; None when they are not known."""
     return None if values is None else math.prod(len(v) for v in values.values())
 
 
@@ -263,7 +266,7 @@ class SweepParentCallback(Callback):
         self.uri = self.experiment_id = self.experiment = ""
         self.sweep_dir = Path()
         self.total: int | None = None
-        self.varied: dict[str, list[str]] = {}
+        self.varied: dict[str, list[str]] | None = {}  # what the sweep varies; None: not known
         self.view: str | None = None  # the dashboard's view of the sweep's runs, once saved
         self.job_cfg: dict[str, Any] = {}
 
@@ -310,8 +313,8 @@ class SweepParentCallback(Callback):
         self.uri, self.experiment_id, self.experiment = uri, experiment_id, tracking_settings(job_cfg).experiment
         self.job_cfg = {**job_cfg, "figures": study_figures(config)}
         values = swept_values(hydra_cfg)
-        self.total = None if values is None else math.prod(len(v) for v in values.values())
-        self.varied = swept(values or {})
+        self.total = job_count(values)
+        self.varied = None if values is None else swept(values)
         self.sweep_dir = sweep_dir = Path(str(hydra_cfg.sweep.dir))
         grid = hydra_cfg.sweeper.get("params")
         params = {} if grid is None else OmegaConf.to_container(grid, resolve=True)
@@ -332,7 +335,7 @@ class SweepParentCallback(Callback):
         signal.signal(signal.SIGTERM, terminate_sweep)  # a terminated sweep runs atexit too
         quiet_launchers(not tracking_settings(job_cfg).verbose)
         mark_launcher()  # its worker processes end when it does
-        # the summary gives the parent's address: no "View run ... at" line per job (tracking server)
+        # the summary gives the address of the sweep's runs: no "View run ... at" line per job (tracking server)
         os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
         sweep_dir.mkdir(parents=True, exist_ok=True)
         record = {
@@ -340,7 +343,7 @@ class SweepParentCallback(Callback):
             "experiment_id": experiment_id,
             "uri": uri,
             "n_jobs": self.total,
-            "swept": list(self.varied),
+            "swept": None if self.varied is None else list(self.varied),
         }
         (sweep_dir / PARENT_FILE).write_text(json.dumps(record, indent=2) + "\n")
         log.info("sweep parent run %s in experiment %s (%s)", self.run_id, experiment_id, uri)
@@ -389,7 +392,9 @@ class SweepParentCallback(Callback):
             reason = f"tracking server {self.uri} stopped answering ({down})" if down else " ".join(str(error).split())
             print(f"dp2pub: error: cannot close the sweep's parent run {run_id}: {reason[:300]}", file=sys.stderr)
             print("  a job or sweep started on this host once the store is back marks it KILLED", file=sys.stderr)
-            statuses, kept = [], True
+            if report:
+                self._report(run_id, True, 0, store=False)
+            return
         if report:
             self._report(run_id, kept, statuses.count("KILLED"))
 
@@ -416,13 +421,14 @@ class SweepParentCallback(Callback):
             self.client.set_terminated(run_id, status=RunStatus.to_string(status))
         return statuses, kept
 
-    def _report(self, run_id: str, kept: bool, stopped: int) -> None:
+    def _report(self, run_id: str, kept: bool, stopped: int, store: bool = True) -> None:
         """Print the summary: the table of the jobs' main metrics (also logged on the parent
-        run), the jobs' outcomes, the parent run (unless it was deleted: every job was
-        skipped) and where to see it."""
+        run; not without the ``store``, which stopped answering), the jobs' outcomes, the
+        parent run (unless it was deleted: every job was skipped) and where to see it."""
         from dp2pub.tracking import dashboard_hint
 
-        self._summarize(run_id, kept)
+        if store:
+            self._summarize(run_id, kept)
         counts = count_line(self.total, outcomes(self.sweep_dir, run_id), stopped)
         where = f"experiment {self.experiment} (id {self.experiment_id})"
         if kept:
@@ -432,37 +438,50 @@ class SweepParentCallback(Callback):
         print(dashboard_hint(self.uri, self.experiment_id, view=self.view if kept else None), flush=True)
 
     def _summarize(self, run_id: str, kept: bool) -> None:
-        """Print the sweep's table (:mod:`dp2pub.figures.sweep_summary`) and log it with its
-        figure on the parent run (when it was kept). A summary that cannot be made (a store
-        gone, a full disk) is a warning: the runs are in the store whatever happens here."""
+        """Print the sweep's table (:mod:`dp2pub.figures.sweep_summary`), log it with its
+        figure on the parent run (when it was kept) and save the dashboard's view of the
+        sweep's runs. A summary that cannot be made (a store gone, a full disk, a Ctrl-C) is a
+        warning: the runs are in the store whatever happens here."""
         from dp2pub.figures import sweep_summary
         from dp2pub.metrics.main import chosen_patterns
-        from dp2pub.tracking import PARENT_TAG, save_view, ui_path
+        from dp2pub.tracking import ui_path
 
         assert self.client is not None
         try:
             records = job_records(self.sweep_dir, run_id)
             found = [str(r["run_id"]) for r in records if r.get("outcome") == SKIPPED and r.get("run_id")]
             runs = sweep_summary.sweep_runs(self.client, self.experiment_id, run_id, found)
-            summary = sweep_summary.summarize(runs, self.varied, chosen_patterns(self.job_cfg))
+            varied = self.varied if self.varied is not None else sweep_summary.varied_keys(runs)
+            summary = sweep_summary.summarize(runs, varied, chosen_patterns(self.job_cfg))
             if summary is None:
-                print("\nsweep summary: no finished job")
+                print("\nsweep summary: no finished job logged a main metric")
                 return
             print(f"\n{summary.text()}\n({sweep_summary.caption(summary)})")
             if kept:
-                columns = sweep_summary.view_columns(summary, list(self.varied), runs)
-                name = self.client.get_run(run_id).info.run_name or run_id
-                search = f"tags.`{PARENT_TAG}` = '{run_id}'"
-                first = next((c for c in columns if c.startswith("params.")), None)  # a flat list, sorted by it
-                self.view = save_view(self.client, self.experiment_id, run_id, name, columns, search, first)
-                figure = sweep_summary.draw(
-                    runs, list(self.varied), summary.metrics, self.sweep_dir / sweep_summary.FIGURE
-                )
-                link = ui_path(self.experiment_id, view=self.view)
+                figure = sweep_summary.draw(runs, list(varied), summary.metrics, self.sweep_dir / sweep_summary.FIGURE)
+                self.view = self._save_view(run_id, sweep_summary.view_columns(summary, list(varied), runs))
+                link = ui_path(self.experiment_id, view=self.view) if self.view else ""
                 sweep_summary.log_summary(self.client, run_id, summary, self.sweep_dir, figure, link)
+        except (Exception, KeyboardInterrupt) as error:
+            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            print(f"dp2pub: warning: the sweep's summary was not completed: {reason}", file=sys.stderr)
+
+    def _save_view(self, run_id: str, columns: list[str]) -> str | None:
+        """Save the dashboard's view of the sweep's runs (:func:`dp2pub.tracking.save_view`:
+        its swept parameters and main metrics, sorted by the first parameter, a flat list);
+        its key, or None when the store refused it (a warning)."""
+        from dp2pub.tracking import PARENT_TAG, save_view
+
+        assert self.client is not None
+        try:
+            name = self.client.get_run(run_id).info.run_name or run_id
+            first = next((c for c in columns if c.startswith("params.")), None)
+            search = f"tags.`{PARENT_TAG}` = '{run_id}'"
+            return save_view(self.client, self.experiment_id, run_id, name, columns, search, first)
         except Exception as error:
             reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-            print(f"dp2pub: warning: the sweep's summary table was not made: {reason}", file=sys.stderr)
+            print(f"dp2pub: warning: the dashboard's view of the sweep was not saved: {reason}", file=sys.stderr)
+            return None
 
 
 def child_counts(statuses: list[str]) -> dict[str, float]:
@@ -493,14 +512,21 @@ def swept(values: Mapping[str, list[str]]) -> dict[str, list[str]]:
 NAME_VALUES = 30
 
 
-def sweep_name(varied: Mapping[str, list[str]], sweep_dir: Path) -> str:
+def sweep_name(varied: Mapping[str, list[str]] | None, sweep_dir: Path) -> str:
     """A parent run's name that says what the sweep varies, first: ``ε 0.5,1,2 · seed 0-9 ·
     2026-11-26 22:14:46`` (each swept key, shortened, and its values, then the date and time
-    of the sweep directory, its last two parts); ``1 job · <date time>`` without a swept key."""
-    parts = [f"{_short_key(key)} {_short_values(values)}" for key, values in varied.items()]
+    of the sweep directory, its last two parts, which are kept whole however many keys come
+    before); ``1 job · <date time>`` without a swept key, ``sweep · <date time>`` when the
+    sweeper does not say (``varied`` None)."""
     date, time = ("", "", *sweep_dir.parts)[-2:]
     when = f"{date} {':'.join(time.split('-')[:3])}" if DATE.fullmatch(date) else "-".join(sweep_dir.parts[-2:])
-    return " · ".join([*(parts or ["1 job"]), when])[:MAX_RUN_NAME]
+    when = when or str(sweep_dir)
+    if varied is None:
+        keys = "sweep"
+    else:
+        keys = " · ".join(f"{_short_key(key)} {_short_values(values)}" for key, values in varied.items()) or "1 job"
+    room = MAX_RUN_NAME - len(when) - len(" · ")
+    return f"{keys if len(keys) <= room else keys[: room - 1] + '…'} · {when}"[:MAX_RUN_NAME]
 
 
 #: A sweep directory's date part (Hydra's default ``%Y-%m-%d``).

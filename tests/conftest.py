@@ -112,7 +112,7 @@ def cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
 
 
-#: The metrics every default job reports (the metric contract of docs/design.md; mse_theory
+#: The metrics every default job reports (the metric contract, docs/explanation/metric-contract.md; mse_theory
 #: only with estimator=unbiased, whose closed form it is).
 CONTRACT = (
     "tvd_1way",

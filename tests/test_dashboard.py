@@ -67,7 +67,7 @@ def headers(shown: str) -> set[str]:
 
 def test_the_printed_links_open_the_runs_and_their_main_metrics(mlflow_server, tmp_path):
     args = [f"tracking.uri={mlflow_server}", "tracking.experiment=dashboard", f"paths.outputs={tmp_path / 'out'}"]
-    single = run_cli(["dataset.n=500", *args], cwd=tmp_path)
+    single = run_cli(["dataset.n=500", "epsilon=3", *args], cwd=tmp_path)
     first = run_cli(["-m", "mechanism=grr,oue", "epsilon=1,2", "dataset.n=500", *args], cwd=tmp_path)
     other = run_cli(["-m", "epsilon=0.5,4", "dataset.n=500", *args], cwd=tmp_path)
     for done in (single, first, other):
@@ -87,6 +87,6 @@ def test_the_printed_links_open_the_runs_and_their_main_metrics(mlflow_server, t
 
     shown = text(rendered(printed_link(single.stdout), tmp_path / "profile-single"))
     assert "Detect Issues" not in shown and "matching run" in shown
-    assert "grr synthetic ε1 s0" in shown and parent.info.run_name[:12] in shown  # the run, the sweeps' parents
+    assert "grr synthetic ε3 s0" in shown and parent.info.run_name[:12] in shown  # the run, the sweeps' parents
     # (the table draws only the columns in its 1,600 pixels: seed, the last, is further right)
     assert {"tvd_1way", "mse_freq", "mechanism.name", "dataset.name", "epsilon"} <= headers(shown)

@@ -3,7 +3,7 @@ lower layer (or within one package), no two modules import each other even indir
 no dp2pub import hides inside a function except in the shell Hydra calls (:data:`SHELL`).
 Libraries that take a second to import wait, inside the functions that use them, only where
 :data:`DEFERRED` says, so that the command line and a job import only what they use (checked
-in fresh interpreters). The layers are drawn in docs/design.md."""
+in fresh interpreters). The layers are drawn in docs/explanation/architecture.md."""
 
 from __future__ import annotations
 

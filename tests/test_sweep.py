@@ -118,6 +118,8 @@ def test_a_sweep_reports_once_with_its_jobs_numbered_and_a_rerun_counts_the_skip
     (new,) = [p for p in runs_by_role(uri, "report")[0] if p.info.run_id != parent.info.run_id]
     assert summary(again.stdout) == f"sweep: 4 jobs: 1 finished, 0 failed, 3 skipped; parent run {new.info.run_id}"
     assert skipped_lines(again.stdout) == ["[1/4]", "[2/4]", "[3/4]"]
+    # the table holds the runs the skipped jobs found too: the whole sweep
+    assert "(4 configurations, 4 runs; one run each)" in again.stdout
 
 
 @pytest.mark.parametrize("launcher", ["basic", "joblib", "ray"])

@@ -15,7 +15,18 @@ import pytest
 from scipy import stats
 
 from dp2pub.cli import job_line
-from dp2pub.figures.sweep_summary import CSV, FIGURE, NOTE_TAG, TABLE, figure_spec, summarize, with_swept_params
+from dp2pub.figures.sweep_summary import (
+    CSV,
+    FIGURE,
+    NOTE_CHARS,
+    NOTE_TAG,
+    TABLE,
+    _note,
+    figure_spec,
+    summarize,
+    varied_keys,
+    with_swept_params,
+)
 from dp2pub.metrics.main import DEFAULT_PATTERNS, chosen_patterns, main_metrics
 from dp2pub.sweep import labelled_logs, sweep_name
 from tests.conftest import run_cli, runs_in
@@ -81,6 +92,57 @@ def test_without_swept_seeds_a_row_is_one_run_and_a_config_group_is_read_from_th
     assert "| dp2pub_trusted | 1 | 0.75 |" in summary.markdown()
 
 
+def test_a_configuration_without_a_finished_run_has_no_row():
+    # mechanism x dataset, one cell failed (samarati on car): three rows, not a row of NaN
+    runs = runs_frame(
+        [
+            {"mechanism.name": m, "dataset.name": d, "metrics.tvd_1way": v, "tags.hydra_overrides": f"mechanism={m}"}
+            for m, d, v in [("grr", "car", 0.1), ("grr", "adult", 0.2), ("samarati", "adult", 0.3)]
+        ]
+    )
+    summary = summarize(runs, {"mechanism": ["grr", "samarati"], "dataset.name": ["car", "adult"]}, [])
+    assert summary is not None
+    assert summary.table[["mechanism", "dataset.name", "n", "tvd_1way"]].values.tolist() == [
+        ["grr", "car", 1, 0.1],  # in the sweep's order
+        ["grr", "adult", 1, 0.2],
+        ["samarati", "adult", 1, 0.3],
+    ]
+    assert len(summary.text().splitlines()) == 5
+
+
+def test_a_run_that_a_skipped_job_found_without_the_groups_override_is_placed_by_its_name():
+    runs = runs_frame(
+        [
+            {"mechanism.name": "grr", "epsilon": 1.0, "metrics.tvd_1way": 0.5, "tags.hydra_overrides": "epsilon=1"},
+            {"mechanism.name": "oue", "epsilon": 1.0, "metrics.tvd_1way": 0.4, "tags.hydra_overrides": "mechanism=oue"},
+        ]
+    )
+    summary = summarize(runs, {"mechanism": ["grr", "oue"]}, [])
+    assert summary is not None
+    assert summary.table[["mechanism", "tvd_1way"]].values.tolist() == [["grr", 0.5], ["oue", 0.4]]
+
+
+def test_what_a_sweep_varied_is_read_from_its_runs_when_its_sweeper_does_not_say():
+    runs = runs_frame(
+        [
+            {"epsilon": e, "seed": s, "tags.hydra_overrides": f"epsilon={e} seed={s} dataset.n=500"}
+            for e in (1, 2)
+            for s in (0, 1)
+        ]
+    )
+    assert varied_keys(runs) == {"epsilon": ["1", "2"], "seed": ["0", "1"]}
+    assert sweep_name(None, Path("out/2026-11-26/22-14-46-1")) == "sweep · 2026-11-26 22:14:46"
+
+
+def test_a_long_description_is_cut_after_whole_rows_within_its_bound():
+    runs = runs_frame([{"epsilon": e, "metrics.tvd_1way": e / 1000} for e in range(1, 400)])
+    summary = summarize(runs, {"epsilon": [str(e) for e in range(1, 400)]}, [])
+    assert summary is not None
+    note = _note(summary, "#/experiments/1/runs?x")
+    assert len(note) <= NOTE_CHARS and note.endswith(f"(cut: the whole table is {CSV})")
+    assert note.split("\n\n(cut")[0].splitlines()[-1].startswith("| ")  # a whole row before the cut
+
+
 def test_a_sweep_of_seeds_alone_is_one_row():
     runs = runs_frame([{"seed": seed, "metrics.mse_freq": value} for seed, value in enumerate([0.1, 0.2, 0.6])])
     summary = summarize(runs, {"seed": ["0", "1", "2"]}, [])
@@ -129,6 +191,12 @@ def test_a_job_line_names_its_swept_values_and_main_metrics():
 def test_a_parent_is_named_by_what_its_sweep_varied_first(varied, name):
     found = sweep_name(varied, Path("outputs/hydra/multirun/2026-11-26/22-14-46-123456"))
     assert found.startswith(name) and found.endswith("2026-11-26 22:14:46")
+
+
+def test_a_long_name_keeps_its_date_and_time():
+    varied = {f"key{i}.abc": [str(j) * 40 for j in range(3)] for i in range(12)}
+    name = sweep_name(varied, Path("out/2026-11-26/22-14-46-1"))
+    assert len(name) == 250 and name.endswith("… · 2026-11-26 22:14:46") and name.startswith("abc 0000")
 
 
 def test_two_sweeps_are_told_apart_in_twenty_characters():

@@ -65,15 +65,19 @@ def search_finished(experiment: str, uri: str) -> pd.DataFrame:
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return pd.DataFrame()
+    return pd.DataFrame(search_rows(client, found.experiment_id, "attributes.status = 'FINISHED'"))
+
+
+def search_rows(client: mlflow.MlflowClient, experiment_id: str, where: str) -> list[dict[str, object]]:
+    """The runs of the experiment that ``where`` (MLflow's filter syntax) finds, as rows of
+    :func:`run_row`, read page by page."""
     rows, token = [], None
     while True:
-        page = client.search_runs(
-            [found.experiment_id], "attributes.status = 'FINISHED'", max_results=PAGE, page_token=token
-        )
+        page = client.search_runs([experiment_id], where, max_results=PAGE, page_token=token)
         rows += [run_row(run) for run in page]
         token = page.token
         if not token:
-            return pd.DataFrame(rows)
+            return rows
 
 
 def run_row(run: Run) -> dict[str, object]:

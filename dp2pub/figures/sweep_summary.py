@@ -27,7 +27,7 @@ import pandas as pd
 
 from dp2pub.figures import style
 from dp2pub.figures.aggregate import aggregate
-from dp2pub.figures.collect import job_runs, numeric_or_text, run_row, tidy
+from dp2pub.figures.collect import job_runs, numeric_or_text, search_rows, tidy
 from dp2pub.figures.plot import build_figure
 from dp2pub.figures.studies import EPSILON_LABEL, StudySpec
 from dp2pub.metrics.main import Pattern, main_metrics
@@ -54,24 +54,25 @@ class Summary:
     metrics: tuple[str, ...]
     seeds: bool
 
-    def text(self) -> str:
-        """The table as aligned text: ``0.4712 ± 0.0213`` per cell with seeds, else ``0.4712``."""
+    def rows(self) -> list[list[str]]:
+        """The header, then a row of cells per configuration: ``0.4712 ± 0.0213`` with seeds,
+        else ``0.4712``."""
         header = [*self.keys, "n", *self.metrics]
-        rows = [
+        return [header] + [
             [*(_cell(row[k]) for k in self.keys), str(int(row["n"])), *(self._value(row, m) for m in self.metrics)]
             for _, row in self.table.iterrows()
         ]
+
+    def text(self) -> str:
+        """The table as aligned text."""
+        header, *rows = self.rows()
         widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
         lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in [header, *rows]]
         return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
 
     def markdown(self) -> str:
         """The table in Markdown (the parent run's description)."""
-        header = [*self.keys, "n", *self.metrics]
-        rows = [
-            [*(_cell(row[k]) for k in self.keys), str(int(row["n"])), *(self._value(row, m) for m in self.metrics)]
-            for _, row in self.table.iterrows()
-        ]
+        header, *rows = self.rows()
         lines = [header, ["---"] * len(header), *rows]
         return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
@@ -102,28 +103,36 @@ def sweep_runs(client: mlflow.MlflowClient, experiment_id: str, parent: str, fou
         )
         for start in range(0, len(ids), ID_CHUNK)
     ]
-    rows: dict[str, dict[str, object]] = {}
-    for where in filters:
-        token = None
-        while True:
-            page = client.search_runs([experiment_id], where, max_results=1000, page_token=token)
-            rows.update((run.info.run_id, run_row(run)) for run in page)
-            token = page.token
-            if not token:
-                break
+    rows = {row["run_id"]: row for where in filters for row in search_rows(client, experiment_id, where)}
     return pd.DataFrame(list(rows.values()))
 
 
 def with_swept_params(runs: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """``runs`` with a ``params.<key>`` column for every swept key: the logged parameter, or
-    for a config group (``mechanism=grr,sue``) the option its job's overrides chose."""
+    for a config group (``mechanism=grr,sue``) the option its job's overrides chose, else (a
+    run that a skipped job found, made without that override) its ``<group>.name``."""
     runs = runs.copy()
     chosen = runs.get("tags.hydra_overrides", pd.Series("", index=runs.index)).fillna("").map(_overrides)
     for key in keys:
         column = f"params.{key}"
         if column not in runs:
             runs[column] = chosen.map(lambda given, key=key: given.get(key))
+            if f"params.{key}.name" in runs:
+                runs[column] = runs[column].fillna(runs[f"params.{key}.name"])
     return runs
+
+
+def varied_keys(runs: pd.DataFrame) -> dict[str, list[str]]:
+    """The keys whose values differ between the runs' overrides (``hydra_overrides`` tags),
+    with their values in first-seen order: what a sweep varied when its sweeper does not say."""
+    given = runs.get("tags.hydra_overrides", pd.Series("", index=runs.index)).fillna("").map(_overrides)
+    values: dict[str, list[str]] = {}
+    for overrides in given:
+        for key, value in overrides.items():
+            values.setdefault(key, [])
+            if value not in values[key]:
+                values[key].append(value)
+    return {key: vals for key, vals in values.items() if len(vals) > 1}
 
 
 def _overrides(text: str) -> dict[str, str]:
@@ -180,6 +189,7 @@ def summarize(runs: pd.DataFrame, varied: Mapping[str, Sequence[str]], patterns:
     halves = stats.pivot_table(index=index, columns="metric", values="ci95", aggfunc="first", dropna=False)
     counts = stats.groupby(index, dropna=False)["n"].max()
     table = pd.concat([counts.rename("n"), means, halves.add_suffix("_ci95")], axis=1).reset_index()
+    table = table[table["n"].notna()].astype({"n": int})  # a configuration without a finished run has no row
     table = table.sort_values(index, key=lambda column: _sweep_order(column, varied), kind="mergesort")
     columns = [*placed, "n", *(c for m in metrics if m in means for c in (m, f"{m}_ci95"))]
     found = tuple(m for m in metrics if m in means)
@@ -238,13 +248,19 @@ def log_summary(
     return [csv, *([figure] if figure is not None else [])]
 
 
+#: The longest description :func:`log_summary` writes (MLflow 3.17 takes 8,000 characters
+#: of a tag value; older stores 5,000).
+NOTE_CHARS = 5000
+
+
 def _note(summary: Summary, link: str = "") -> str:
     """The parent run's description: what the cells are, the link to the sweep's runs, then
-    the table (cut to MLflow's 5,000 characters of a tag on every store)."""
+    the table, cut after whole rows to :data:`NOTE_CHARS` characters."""
     cells = "mean ± 95% t interval over seeds" if summary.seeds else "one run each"
     runs = f"[The sweep's runs]({link}) with these columns. " if link else ""
     text = f"**Sweep summary** ({cells}). {runs}Files: `{CSV}`, `{FIGURE}`.\n\n{summary.markdown()}"
-    return text if len(text) <= 5000 else text[: text.rfind("\n", 0, 4990)] + "\n\n(cut: see " + CSV + ")"
+    cut = f"\n\n(cut: the whole table is {CSV})"
+    return text if len(text) <= NOTE_CHARS else text[: text.rfind("\n", 0, NOTE_CHARS - len(cut))] + cut
 
 
 def caption(summary: Summary) -> str:

@@ -304,7 +304,7 @@ class FrequencyOracle(ABC):
 
     def variance(self, n: int) -> float:
         """``Var[f_hat(v)]`` for a value of frequency near 0: ``q*(1-q*) / (n (p*-q*)^2)``
-        (Wang et al. 2017, section 3); docs/design.md lists it per oracle."""
+        (Wang et al. 2017, section 3); docs/mechanisms/frequency-oracles.md lists it per oracle."""
         p, q = self.p_star, self.q_star
         return q * (1 - q) / (n * (p - q) ** 2)
 

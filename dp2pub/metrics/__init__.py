@@ -1,5 +1,5 @@
 """Utility metrics of a release against the original table (names and definitions:
-docs/design.md, "The metric contract")."""
+docs/explanation/metric-contract.md)."""
 
 from typing import TYPE_CHECKING
 

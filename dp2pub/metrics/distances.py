@@ -1,6 +1,6 @@
 """Distances between an original and a published (or estimated) distribution.
 
-Definitions are the metric contract of docs/design.md (section 8).
+Definitions are the metric contract (docs/explanation/metric-contract.md).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 def tvd(p: np.ndarray, q: np.ndarray) -> float:
     """Total variation distance ``1/2 sum_v |p(v) - q(v)|`` of two frequency arrays.
 
-    The metric contract of docs/design.md defines ``tvd_1way`` and ``tvd_<k>way`` with it.
+    The metric contract (docs/explanation/metric-contract.md) defines ``tvd_1way`` and ``tvd_<k>way`` with it.
 
     Parameters
     ----------
@@ -39,7 +39,7 @@ def mse(p: np.ndarray, q: np.ndarray) -> float:
     """Mean over cells of the squared difference ``(p(v) - q(v))^2``.
 
     On frequencies this is ``mse_freq`` of one attribute, on counts the count-scale
-    ``mse_count`` (docs/design.md, the metric contract).
+    ``mse_count`` (docs/explanation/metric-contract.md).
 
     Parameters
     ----------

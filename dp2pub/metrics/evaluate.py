@@ -1,4 +1,4 @@
-"""All marginal metrics of one release against the original table (docs/design.md: the metric contract)."""
+"""All marginal metrics of one release against the original table (docs/explanation/metric-contract.md)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def evaluate_marginals(
     one, ``mse_theory`` (all means over attributes of per-attribute means over values), plus
     ``tvd_<k>way`` for each ``k >= 2`` in ``ways`` up to the release's ``max_way``: the mean
     TVD over all k-subsets of attributes, or over a seeded sample of ``max_subsets`` of them
-    (docs/design.md, the metric contract). The time spent asking the release for its
+    (docs/explanation/metric-contract.md). The time spent asking the release for its
     marginals (:meth:`Release.marginals`) is reported as ``estimate``, the rest as
     ``metrics``; whether every answer was a distribution as :attr:`Evaluation.distributions`.
     A release whose ``max_way`` is 0 answers no marginal query: no metric, an empty

@@ -3,7 +3,7 @@
 A sweep can name them (``tracking.main_metrics``: names or shell-style patterns); else a
 study's figures name them (their ``metrics``, a family metric standing for the logged
 metrics of its pattern); else they are the metric contract's utility and budget metrics,
-:data:`DEFAULT_PATTERNS` (docs/design.md, "The metric contract"). Wall times, sizes and
+:data:`DEFAULT_PATTERNS` (docs/explanation/metric-contract.md). Wall times, sizes and
 counts stay in the run's full table.
 """
 

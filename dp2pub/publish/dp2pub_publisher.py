@@ -32,7 +32,7 @@ arXiv 2208.11693), in the paper's two versions and one of ours (``trust``):
 projected onto the simplex because a negative probability cannot be sampled) or ``ibu``
 (maximum likelihood); ``compound`` how a cluster is resampled
 (:mod:`dp2pub.publish.invariant_pram`). Keys that belong to one version are null by default
-and refused for the others; docs/design.md lists the readings of the paper taken here.
+and refused for the others; docs/mechanisms/dp2pub.md lists the readings of the paper taken here.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class Draft:
 class DP2PubPublisher(Publisher):
     """``mechanism=dp2pub``: DP2-Pub, invariant PRAM on clusters of a Bayesian network.
 
-    Three versions (the module docstring details them and docs/design.md lists the readings
+    Three versions (the module docstring details them and docs/mechanisms/dp2pub.md lists the readings
     of the paper taken here): ``trusted`` (the paper's section 4, central epsilon-DP: a
     network learned by GreedyBayes with exponential mechanisms, Markov-blanket clusters,
     budgets ``PBC(C) * eps2`` per cluster from the attribute entropies, eqs. 2-3, GRR and

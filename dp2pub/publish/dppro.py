@@ -6,7 +6,7 @@ Random Projection", IEEE TIFS 12(12), 2017. The DP2-Pub paper (Jiang et al., IEE
 describes it as projecting "a d-dimensional vector representation of a user's attributes into
 a lower k-dimensional space by a random projection" and adding noise to each resulting
 vector. A trusted curator holds the table. What this implementation chose where the papers
-are silent (docs/design.md, section 6.8):
+are silent (docs/mechanisms/dppro.md):
 
 - **Vectors:** each record's features are one-hot encoded (one indicator block per
   attribute, ``D = sum of the feature domain sizes``); two records differ by at most
