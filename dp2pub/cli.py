@@ -91,8 +91,9 @@ def execute(cfg: DictConfig) -> tuple[str, str]:
     uri = tracking_uri(plain)
     label = f"{label} " if label else ""
     if result is None:
+        gap = "" if brief_output else "\n"  # a full table is set apart by a blank line, a job's line is not
         print(
-            f"{'' if brief_output else chr(10)}{label}skipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
+            f"{gap}{label}skipped ({plain['mechanism']['name']} on {plain['dataset']['name']}, "
             f"epsilon={plain['epsilon']}, seed={plain['seed']}): already FINISHED, or running in another job, as run "
             f"{run_id} (tracking.skip_finished=true)"
         )
