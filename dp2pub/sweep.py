@@ -458,13 +458,25 @@ class SweepParentCallback(Callback):
                 return
             print(f"\n{summary.text()}\n({sweep_summary.caption(summary)})")
             if kept:
-                figure = sweep_summary.draw(runs, list(varied), summary.metrics, self.sweep_dir / sweep_summary.FIGURE)
+                figure = self._draw(runs, list(varied), summary.metrics)
                 self.view = self._save_view(run_id, sweep_summary.view_columns(summary, list(varied), runs))
                 link = ui_path(self.experiment_id, view=self.view) if self.view else ""
                 sweep_summary.log_summary(self.client, run_id, summary, self.sweep_dir, figure, link)
         except (Exception, KeyboardInterrupt) as error:
             reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
             print(f"dp2pub: warning: the sweep's summary was not completed: {reason}", file=sys.stderr)
+
+    def _draw(self, runs: Any, keys: list[str], metrics: tuple[str, ...]) -> Path | None:
+        """The sweep's figure (:func:`dp2pub.figures.sweep_summary.draw`) in the sweep
+        directory, or None when it cannot be drawn (a warning: the table is logged anyway)."""
+        from dp2pub.figures import sweep_summary
+
+        try:
+            return sweep_summary.draw(runs, keys, metrics, self.sweep_dir / sweep_summary.FIGURE)
+        except Exception as error:
+            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+            print(f"dp2pub: warning: the sweep's figure was not drawn: {reason}", file=sys.stderr)
+            return None
 
     def _save_view(self, run_id: str, columns: list[str]) -> str | None:
         """Save the dashboard's view of the sweep's runs (:func:`dp2pub.tracking.save_view`:

@@ -286,3 +286,34 @@ def test_a_sweep_prints_its_table_and_logs_it_with_a_figure_on_its_parent(tmp_pa
     assert parent.data.tags[NOTE_TAG].startswith("**Sweep summary** (mean ± 95% t interval over seeds")
     png = Path(client.download_artifacts(parent.info.run_id, FIGURE, str(tmp_path / "dl")))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_figure_that_cannot_be_drawn_costs_the_figure_only(tmp_path, monkeypatch, capsys):
+    from mlflow import MlflowClient
+
+    from dp2pub.figures import sweep_summary
+    from dp2pub.sweep import SweepParentCallback
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("figure")
+    parent = client.create_run(experiment).info.run_id
+    for epsilon in (1.0, 2.0):
+        child = client.create_run(experiment, tags={"mlflow.parentRunId": parent}).info.run_id
+        client.log_param(child, "epsilon", epsilon)
+        client.log_metric(child, "tvd_1way", epsilon / 10)
+        client.set_terminated(child)
+    callback = SweepParentCallback()
+    callback.client, callback.experiment_id, callback.sweep_dir = client, experiment, tmp_path
+    callback.varied, callback.job_cfg = {"epsilon": ["1", "2"]}, {}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no figure today")
+
+    monkeypatch.setattr(sweep_summary, "draw", broken)
+    callback._summarize(parent, kept=True)
+    captured = capsys.readouterr()
+    assert "the sweep's figure was not drawn: RuntimeError: no figure today" in captured.err
+    assert "(2 configurations, 2 runs; one run each)" in captured.out
+    assert sorted(a.path for a in client.list_artifacts(parent)) == [CSV, TABLE]  # the table, logged
+    assert callback.view == parent  # and the view saved
