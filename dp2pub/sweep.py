@@ -463,8 +463,7 @@ class SweepParentCallback(Callback):
                 link = ui_path(self.experiment_id, view=self.view) if self.view else ""
                 sweep_summary.log_summary(self.client, run_id, summary, self.sweep_dir, figure, link)
         except (Exception, KeyboardInterrupt) as error:
-            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-            print(f"dp2pub: warning: the sweep's summary was not completed: {reason}", file=sys.stderr)
+            warn("the sweep's summary was not completed", error)
 
     def _draw(self, runs: Any, keys: list[str], metrics: tuple[str, ...]) -> Path | None:
         """The sweep's figure (:func:`dp2pub.figures.sweep_summary.draw`) in the sweep
@@ -474,8 +473,7 @@ class SweepParentCallback(Callback):
         try:
             return sweep_summary.draw(runs, keys, metrics, self.sweep_dir / sweep_summary.FIGURE)
         except Exception as error:
-            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-            print(f"dp2pub: warning: the sweep's figure was not drawn: {reason}", file=sys.stderr)
+            warn("the sweep's figure was not drawn", error)
             return None
 
     def _save_view(self, run_id: str, columns: list[str]) -> str | None:
@@ -491,9 +489,14 @@ class SweepParentCallback(Callback):
             search = f"tags.`{PARENT_TAG}` = '{run_id}'"
             return save_view(self.client, self.experiment_id, run_id, name, columns, search, first)
         except Exception as error:
-            reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-            print(f"dp2pub: warning: the dashboard's view of the sweep was not saved: {reason}", file=sys.stderr)
+            warn("the dashboard's view of the sweep was not saved", error)
             return None
+
+
+def warn(what: str, error: BaseException) -> None:
+    """``dp2pub: warning: <what>: <Type>: <message>`` on one line of stderr."""
+    reason = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    print(f"dp2pub: warning: {what}: {reason}", file=sys.stderr)
 
 
 def child_counts(statuses: list[str]) -> dict[str, float]:
